@@ -1,0 +1,316 @@
+"""How a capture hooks into Flax NNX: ``Module.sow``, ``perturb`` and methods.
+
+``Module.sow`` stores into ``module.__captures__`` when that attribute exists:
+a tuple of Variables, one per captured type, each holding a mapping. Flax's
+own ``nnx.capture`` puts plain dicts there; we put a :class:`_Sink`, a small
+pytree that
+
+* says no name is present, so every ``sow`` arrives as its own value (a
+  default ``sow`` passes ``(value,)``) instead of a tuple that grows;
+* records concrete (eager) values at once, and holds traced ones as pytree
+  children. Because ``__captures__`` is pytree data, ``nnx.jit``, ``nnx.scan``
+  and ``nnx.vmap`` carry the children out of the trace (stacked, for
+  scan/vmap), and the outer module's sink holds them, concrete, after the
+  call. They are delivered when the block ends or the host next records;
+* under ``keep="last"``/``"summary"`` replaces rather than appends, so the
+  state's structure stops changing after the first call and a jitted step
+  traces at most twice; under ``"summary"`` it stores the on-device
+  :func:`~jaxcapture_nb.summarize` of the value instead of the value.
+
+Nothing is patched on Flax's classes except, with ``methods=True``, the
+model's own module classes, whose wrappers sow only on instances that carry
+our sink: any other instance of the same class behaves as if untouched.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import itertools
+import threading
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+from flax.nnx import pytreelib
+
+from jaxcapture_nb._recorder import Recorder
+from jaxcapture_nb._summary import summarize
+from jaxcapture_nb._warnings import JaxCaptureWarning
+
+# Route ids name a live capture inside sinks' static data; a sink whose
+# capture has ended (a copy kept by user code) finds no route and records
+# nothing.
+_ROUTES: dict[int, NnxCapture] = {}
+_route_ids = itertools.count()
+_lock = threading.Lock()
+
+
+def _is_traced(value: Any) -> bool:
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(value))
+
+
+def _unwrap(value: Any) -> Any:
+    # The default ``sow`` reduce wraps each value in a 1-tuple.
+    return value[0] if isinstance(value, tuple) and len(value) == 1 else value
+
+
+class _Sink:
+    """The mapping that ``sow`` and ``perturb`` write into; see the module doc.
+
+    Children: ``values`` (name -> tuple of held values). Static: the route,
+    the module path, the Variable type, which names hold values from a trace
+    that are not yet recorded, and the shape/dtype ``perturb`` reads back.
+    """
+
+    __slots__ = ("route", "path", "var_type", "values", "traced", "readback")
+
+    def __init__(self, route, path, var_type, values=None, traced=frozenset(), readback=()):
+        self.route = route
+        self.path = path
+        self.var_type = var_type
+        self.values: dict[str, tuple[Any, ...]] = values if values is not None else {}
+        self.traced: frozenset[str] = traced
+        self.readback: tuple[tuple[str, tuple[int, ...], Any], ...] = readback
+
+    def __contains__(self, name: object) -> bool:
+        return False
+
+    def __getitem__(self, name: str) -> Any:
+        # Only ``perturb`` reads back, right after storing zeros of this shape.
+        for key, shape, dtype in self.readback:
+            if key == name:
+                return jnp.zeros(shape, dtype)
+        raise KeyError(name)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        capture = _ROUTES.get(self.route)
+        recorder = capture.recorder if capture is not None else None
+        value = _unwrap(value)
+        if isinstance(value, jax.Array) or _is_traced(value):
+            entry = (name, tuple(jnp.shape(value)), jnp.result_type(value))
+            if entry not in self.readback:
+                self.readback = tuple(r for r in self.readback if r[0] != name) + (entry,)
+        if recorder is None or not recorder.accepts(self.path, name):
+            return
+        if not _is_traced(value):
+            recorder.drain()  # values from earlier jitted calls come first
+            recorder.add(self.path, self.var_type, name, value)
+            return
+        capture.note_trace_order(self.path, self.var_type, name)
+        if recorder.keep == "summary" and isinstance(value, jax.Array | jax.core.Tracer):
+            value = summarize(value, bins=recorder.bins)
+        if recorder.keep == "all":
+            if name in self.values:
+                capture.warn_growing_state(self.path, name)
+            self.values[name] = self.values.get(name, ()) + (value,)
+        else:
+            self.values[name] = (value,)
+        self.traced = self.traced | {name}
+
+    def take_traced(self, keep: str) -> list[tuple[str, tuple[Any, ...]]]:
+        """Hands over the values a trace left here (concrete by now)."""
+        taken = [(name, self.values.get(name, ())) for name in self.traced]
+        if keep == "all":
+            self.values = {}
+        self.traced = frozenset()
+        return taken
+
+    # pytree protocol
+    def _flatten_with_keys(self):
+        names = tuple(self.values)
+        children = tuple((jax.tree_util.DictKey(n), self.values[n]) for n in names)
+        return children, (self.route, self.path, self.var_type, names, self.traced, self.readback)
+
+    @classmethod
+    def _unflatten(cls, aux, children):
+        route, path, var_type, names, traced, readback = aux
+        return cls(route, path, var_type, dict(zip(names, children)), traced, readback)
+
+
+jax.tree_util.register_pytree_with_keys(
+    _Sink,
+    _Sink._flatten_with_keys,
+    _Sink._unflatten,
+    lambda s: (tuple(s.values.values()), s._flatten_with_keys()[1]),
+)
+
+
+def _warn_sowed_attributes(modules, var_types) -> None:
+    for path, module in modules:
+        for attr, value in vars(module).items():
+            if type(value) in var_types:
+                where = ".".join(str(p) for p in (*path, attr))
+                warnings.warn(
+                    f"'{where}' holds values stored by Module.sow called outside a capture. Such "
+                    "values grow by one entry per call, which makes nnx.jit re-trace and "
+                    "recompile a step on every call (often ~10x slower). Remove them with "
+                    f"nnx.pop(model, nnx.{type(value).__name__}) and sow inside "
+                    "jaxcapture_nb.capture(model) instead.",
+                    JaxCaptureWarning,
+                    stacklevel=4,  # the `with capture(...)` line
+                )
+                return
+
+
+class _MethodPatches:
+    """Reference-counted wrappers on module classes, for ``methods=True``."""
+
+    def __init__(self):
+        self._originals: dict[type, dict[str, Any]] = {}
+        self._users: dict[type, int] = {}
+
+    def acquire(self, cls: type) -> None:
+        with _lock:
+            self._users[cls] = self._users.get(cls, 0) + 1
+            if self._users[cls] > 1:
+                return
+            originals = {}
+            for name, method in list(vars(cls).items()):
+                if inspect.isfunction(method) and (name == "__call__" or not name.startswith("_")):
+                    originals[name] = method
+                    setattr(cls, name, _sowing_method(name, method))
+            self._originals[cls] = originals
+
+    def release(self, cls: type) -> None:
+        with _lock:
+            self._users[cls] -= 1
+            if self._users[cls]:
+                return
+            del self._users[cls]
+            for name, method in self._originals.pop(cls).items():
+                setattr(cls, name, method)
+
+
+_method_patches = _MethodPatches()
+
+
+def _sowing_method(name: str, method):
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        out = method(self, *args, **kwargs)
+        if any(isinstance(var.get_raw_value(), _Sink) for var in vars(self).get("__captures__", ())):
+            self.sow(nnx.Intermediate, name, out)
+        return out
+
+    return wrapper
+
+
+class NnxCapture:
+    """Installs sinks on every submodule of ``model`` and removes them again.
+
+    Args:
+      model: the root module.
+      var_types: the Variable types to capture.
+      recorder: where values go.
+      methods: also record the output of every method call.
+    """
+
+    def __init__(self, model: nnx.Module, var_types: tuple[type, ...], recorder: Recorder, methods: bool):
+        self.model = model
+        self.recorder = recorder
+        self.var_types = tuple(dict.fromkeys((*var_types, *((nnx.Intermediate,) if methods else ()))))
+        self.methods = methods
+        self._modules: list[tuple[tuple[Any, ...], nnx.Module]] = []
+        self._classes: list[type] = []
+        self._route: int | None = None
+        self._trace_order: dict[tuple[Any, ...], int] = {}
+        self._trace_counter = itertools.count()
+        self._warned_growth = False
+
+    def install(self) -> None:
+        modules = list(nnx.iter_modules(self.model))
+        for path, module in modules:
+            if "__captures__" in vars(module):
+                raise RuntimeError(_conflict_message(path, vars(module)["__captures__"]))
+        _warn_sowed_attributes(modules, self.var_types)
+        with _lock:
+            self._route = next(_route_ids)
+            _ROUTES[self._route] = self
+        self.recorder.add_drain(self.deliver)
+        self._modules = modules
+        for path, module in modules:
+            sinks = tuple(var_type(_Sink(self._route, path, var_type)) for var_type in self.var_types)
+            module.__captures__ = pytreelib.data(sinks)
+        if self.methods:
+            self._classes = list(dict.fromkeys(type(m) for _, m in modules))
+            for cls in self._classes:
+                _method_patches.acquire(cls)
+
+    def _sinks(self) -> Iterator[_Sink]:
+        for _, module in self._modules:
+            for var in vars(module).get("__captures__", ()):
+                sink = var.get_raw_value()
+                if isinstance(sink, _Sink):
+                    yield sink
+
+    def warn_growing_state(self, path: tuple[Any, ...], name: str) -> None:
+        """Warns, once per capture, that keep="all" is re-tracing a jitted step."""
+        if self._warned_growth:
+            return
+        self._warned_growth = True
+        site = ".".join(str(p) for p in (*path, name))
+        warnings.warn(
+            f"capture(keep='all') is holding every value of '{site}' from a jitted function called "
+            "repeatedly: the captured state grows by one value per call, so nnx.jit re-traces and "
+            "recompiles on every call. Use keep='last' or keep='summary' for training loops.",
+            JaxCaptureWarning,
+            stacklevel=6,  # the module method that called sow()
+        )
+
+    def note_trace_order(self, path: tuple[Any, ...], var_type: type, name: str) -> None:
+        """Remembers when a site was sowed while tracing.
+
+        A compiled program runs its sows in the order they were traced, so
+        this order (of the latest trace) sorts the values it leaves behind.
+        """
+        self._trace_order[(path, var_type, name)] = next(self._trace_counter)
+
+    def deliver(self) -> None:
+        """Records what jitted calls left in the sinks, in execution order."""
+        taken = []
+        for sink in self._sinks():
+            if sink.traced:
+                for name, values in sink.take_traced(self.recorder.keep):
+                    order = self._trace_order.get((sink.path, sink.var_type, name), -1)
+                    taken.extend((order, i, sink.path, sink.var_type, name, v) for i, v in enumerate(values))
+        # Sort by call (i) first: under keep="all" a site holds one value per call.
+        taken.sort(key=lambda t: (t[1], t[0]))
+        for _, _, path, var_type, name, value in taken:
+            self.recorder.add(path, var_type, name, value)
+
+    def uninstall(self) -> None:
+        """Removes every trace of the capture from the model; safe to repeat."""
+        try:
+            self.deliver()
+        finally:
+            for cls in self._classes:
+                _method_patches.release(cls)
+            self._classes = []
+            for _, module in self._modules:
+                if "__captures__" in vars(module):
+                    delattr(module, "__captures__")
+            self._modules = []
+            with _lock:
+                _ROUTES.pop(self._route, None)
+
+
+def _conflict_message(path: tuple[Any, ...], captures: Any) -> str:
+    where = ".".join(str(p) for p in path) or "the model"
+    ours = any(isinstance(getattr(v, "get_raw_value", lambda: None)(), _Sink) for v in captures)
+    if ours:
+        return (
+            f"{where} is already being captured by another active capture(). A module can be "
+            "captured by one capture at a time: end the other `with capture(...)` block first, or "
+            "capture both models' sites in one capture(model) of their common parent."
+        )
+    return (
+        f"{where} has a leftover `__captures__` attribute, which flax.nnx.capture leaves behind "
+        "when the function it wraps raises; later sow() calls would silently accumulate into it. "
+        "Remove it from every submodule before capturing:\n"
+        "    for _, m in nnx.iter_modules(model):\n"
+        "        vars(m).pop('__captures__', None)"
+    )

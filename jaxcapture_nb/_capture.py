@@ -1,0 +1,220 @@
+"""capture(): record what a Flax model sows, as a context manager or decorator.
+
+The :class:`Capture` result always has the same shape, whatever the model
+(NNX or Linen), the keep policy, or whether the block raised.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from flax import linen as nn
+from flax import nnx
+
+from jaxcapture_nb._backends.linen import COLLECTION, LinenCapture
+from jaxcapture_nb._backends.nnx import NnxCapture
+from jaxcapture_nb._recorder import Include, Recorder
+from jaxcapture_nb._records import Record, format_table
+from jaxcapture_nb._summary import DEFAULT_BINS
+
+
+class Capture:
+    """What a model sowed inside a ``with capture(...)`` block.
+
+    Use :func:`capture` to make one. Its fields are filled when the block
+    ends, and also when it ends with an exception: then they hold what was
+    captured before the failure.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        var_types: tuple[type, ...],
+        *,
+        methods: bool,
+        include: Include,
+        keep: str,
+        bins: int,
+    ):
+        if isinstance(model, nnx.Module):
+            for var_type in var_types:
+                if not (isinstance(var_type, type) and issubclass(var_type, nnx.Variable)):
+                    raise TypeError(
+                        f"capture() takes nnx.Variable types to record, got {var_type!r}; "
+                        "e.g. capture(model, nnx.Intermediate, nnx.Perturbation)"
+                    )
+        elif isinstance(model, nn.Module):
+            if var_types:
+                raise TypeError(
+                    "a Linen module's sowed values are recorded from its 'intermediates' collection; "
+                    "call capture(module) without Variable types"
+                )
+        else:
+            raise TypeError(
+                f"capture() needs a flax.nnx.Module or flax.linen.Module, got {type(model).__name__}"
+            )
+        self.model = model
+        self.var_types = var_types or (nnx.Intermediate,)
+        self.methods = methods
+        self.keep = keep
+        self.bins = bins
+        self._include = include
+        self._recorder = Recorder(keep=keep, bins=bins, include=include)
+        self._backend: NnxCapture | LinenCapture | None = None
+
+    # -- running -------------------------------------------------------------
+
+    def __enter__(self) -> Capture:
+        if self._backend is not None:
+            raise RuntimeError("this Capture is already active; a block cannot be entered twice at once")
+        self._recorder = Recorder(keep=self.keep, bins=self.bins, include=self._include)
+        if isinstance(self.model, nnx.Module):
+            backend = NnxCapture(self.model, self.var_types, self._recorder, self.methods)
+        else:
+            backend = LinenCapture(self.model, self._recorder, self.methods)
+        backend.install()
+        self._backend = backend
+        return self
+
+    def __exit__(self, *exc_info) -> bool:
+        backend, self._backend = self._backend, None
+        try:
+            backend.uninstall()
+        finally:
+            self._recorder.summarize_missing()
+        return False  # never swallow the block's exception
+
+    def __call__(self, fn: Callable) -> Callable:
+        """Runs ``fn`` inside this capture on every call (decorator form)."""
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+
+        wrapper.capture = self  # type: ignore[attr-defined]
+        return wrapper
+
+    # -- results -------------------------------------------------------------
+
+    @property
+    def records(self) -> list[Record]:
+        """Every record, in execution order."""
+        if self._backend is not None:
+            self._recorder.drain()
+        return self._recorder.records()
+
+    @property
+    def state(self) -> Any:
+        """The captured values shaped like Flax's own result.
+
+        For NNX an ``nnx.State`` with one Variable per site, holding the tuple of
+        its values in call order (summaries under ``keep="summary"``); for Linen
+        ``{"intermediates": {...}}`` as ``apply(..., mutable=...)`` returns it.
+        """
+        tree: dict[Any, Any] = {}
+        for record in self.records:
+            node = tree
+            for part in record.path:
+                node = node.setdefault(part, {})
+            value = record.summary if record.value is None and record.summary is not None else record.value
+            node.setdefault((record.var_type, record.name), []).append(value)
+        if isinstance(self.model, nnx.Module):
+            return nnx.State(_as_variables(tree))
+        return {COLLECTION: _as_tuples(tree)}
+
+    def first_nonfinite(self) -> Record | None:
+        """The first record, in execution order, holding a NaN or Inf."""
+        return next((r for r in self.records if r.nonfinite_count), None)
+
+    def table(self) -> str:
+        """A plain-text table of the records (deterministic, rounded)."""
+        return format_table(self.records)
+
+    def __repr__(self) -> str:
+        return self.table()
+
+
+def _as_variables(tree: dict[Any, Any]) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, value in tree.items():
+        if isinstance(key, tuple):
+            var_type, name = key
+            out[name] = var_type(tuple(value))
+        else:
+            out[key] = _as_variables(value)
+    return out
+
+
+def _as_tuples(tree: dict[Any, Any]) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, value in tree.items():
+        out[key[1] if isinstance(key, tuple) else key] = (
+            tuple(value) if isinstance(key, tuple) else _as_tuples(value)
+        )
+    return out
+
+
+def capture(
+    model: Any,
+    *var_types: type,
+    methods: bool = False,
+    include: Include = None,
+    keep: str = "all",
+    bins: int = DEFAULT_BINS,
+) -> Capture:
+    """Records everything ``model`` and its submodules sow inside a block.
+
+    Works for eager calls, ``nnx.jit``-compiled steps, loops, and
+    ``nnx.scan``/``nnx.vmap``-stacked layers (one record per site whose value
+    has the stacked axis first). When the block raises, the exception passes
+    through unchanged, the model is left exactly as it was, and what was
+    captured before the failure stays on the :class:`Capture`.
+
+    Args:
+      model: a ``flax.nnx.Module`` or a ``flax.linen.Module``.
+      *var_types: NNX Variable types to record; default ``nnx.Intermediate``.
+        Any Variable type works (``nnx.Perturbation``, your own subclasses).
+      methods: also record the output of every method call of every
+        submodule, named after the method (``__call__`` for calls).
+      include: a regular expression searched in each site's dotted path
+        (e.g. ``"encoder.layers.0.attn_out"``), or a callable taking that path
+        and returning True for sites to keep.
+      keep: ``"all"`` keeps every value; ``"last"`` only the latest value per
+        site; ``"summary"`` only the latest on-device :class:`Summary` per
+        site, computed inside jitted code, and no tensor. ``"last"`` and
+        ``"summary"`` keep memory flat in training loops, and a jitted step
+        under them is traced at most twice.
+      bins: histogram bins of the summaries.
+
+    Returns:
+      A :class:`Capture`, to use as ``with capture(model) as cap:`` or as a
+      decorator: ``@capture(model)`` runs the function inside a fresh
+      capture on each call, reachable as ``function.capture``.
+
+    Raises:
+      TypeError: ``model`` is not a Flax module, or ``var_types`` are not
+        Variable types.
+      ValueError: an unknown ``keep``, a bad ``bins`` or ``include``.
+      RuntimeError: on entering the block, if the model is already being
+        captured by another active capture.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from flax import nnx
+      >>> class Model(nnx.Module):
+      ...     def __init__(self, rngs):
+      ...         self.linear = nnx.Linear(2, 3, rngs=rngs)
+      ...     def __call__(self, x):
+      ...         h = self.linear(x)
+      ...         self.sow(nnx.Intermediate, "hidden", h)
+      ...         return h.sum()
+      >>> model = Model(nnx.Rngs(0))
+      >>> with capture(model) as cap:
+      ...     y = model(jnp.ones((4, 2)))
+      >>> [(r.site, r.shape) for r in cap.records]
+      [('hidden', (4, 3))]
+    """
+    return Capture(model, var_types, methods=methods, include=include, keep=keep, bins=bins)

@@ -1,0 +1,109 @@
+"""Recorder: where backends deliver sowed values, and how many are kept.
+
+A backend hook calls :meth:`Recorder.add` for every value it sees and nothing
+else; the recorder applies ``include`` and ``keep`` and turns values into
+:class:`~jaxcapture_nb._records.Record` objects, so the keep policy lives in
+exactly one place whatever Flax API the value came from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from jaxcapture_nb._records import Record, is_array, shape_and_dtype
+from jaxcapture_nb._summary import Summary, summarize
+
+KEEP_MODES = ("all", "last", "summary")
+
+Include = str | re.Pattern | Callable[[str], bool] | None
+
+
+def _site_filter(include: Include) -> Callable[[str], bool]:
+    if include is None:
+        return lambda site: True
+    if isinstance(include, (str, re.Pattern)):
+        try:
+            pattern = re.compile(include)
+        except re.error as e:
+            raise ValueError(f"include={include!r} is not a valid regular expression: {e}") from None
+        return lambda site: pattern.search(site) is not None
+    if callable(include):
+        return include
+    raise TypeError(
+        f"include must be a regular expression or a callable taking the dotted site path, got {include!r}"
+    )
+
+
+class Recorder:
+    """Collects the records of one capture.
+
+    Args:
+      keep: ``"all"`` keeps every value, ``"last"`` the latest value per
+        site, ``"summary"`` the latest summary per site and no value.
+      bins: histogram bins of the summaries.
+      include: keeps only the sites whose dotted path matches this regular
+        expression (``re.search``) or for which this callable returns True.
+    """
+
+    def __init__(self, keep: str = "all", bins: int = 64, include: Include = None):
+        if keep not in KEEP_MODES:
+            raise ValueError(f"keep={keep!r} is not one of {', '.join(map(repr, KEEP_MODES))}")
+        if not isinstance(bins, int) or bins < 1:
+            raise ValueError(f"bins must be a positive integer, got {bins!r}")
+        self.keep = keep
+        self.bins = bins
+        self._accepts_site = _site_filter(include)
+        self._records: dict[Any, Record] = {}
+        self._calls: dict[Any, int] = {}
+        self._pending: list[Callable[[], None]] = []
+
+    def accepts(self, path: tuple[Any, ...], name: str) -> bool:
+        """Whether values sowed at ``path``/``name`` are to be recorded."""
+        return bool(self._accepts_site(".".join(str(p) for p in (*path, name))))
+
+    def add_drain(self, drain: Callable[[], None]) -> None:
+        """Registers a backend function that delivers values held elsewhere."""
+        self._pending.append(drain)
+
+    def drain(self) -> None:
+        """Asks every backend to deliver the values it still holds."""
+        for drain in self._pending:
+            drain()
+
+    def add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
+        """Records one sowed value (or a :class:`Summary` made on the device)."""
+        if not self.accepts(path, name):
+            return
+        site = (path, var_type, name)
+        call_index = self._calls.get(site, 0)
+        self._calls[site] = call_index + 1
+        if isinstance(value, Summary):
+            summary, value = value, None
+            shape = (*summary.stacked_shape, *summary.shape)
+            dtype = summary.dtype
+        else:
+            shape, dtype = shape_and_dtype(value)
+            summary = None
+            if self.keep == "summary" and is_array(value):
+                summary, value = summarize(value, bins=self.bins), None
+        record = Record(path, name, call_index, var_type, shape, dtype, value, summary)
+        if self.keep == "all":
+            self._records[(site, call_index)] = record
+        else:
+            # One record per site; moving it to the end keeps the order of the
+            # latest step, which is the execution order a user expects.
+            record.call_index = 0
+            self._records.pop(site, None)
+            self._records[site] = record
+
+    def records(self) -> list[Record]:
+        """The records so far, in execution order."""
+        return list(self._records.values())
+
+    def summarize_missing(self) -> None:
+        """Summarizes every array record still without a summary, in one program."""
+        missing = [r for r in self._records.values() if r.summary is None and is_array(r.value)]
+        for record, summary in zip(missing, summarize([r.value for r in missing], bins=self.bins)):
+            record.summary = summary

@@ -1,0 +1,155 @@
+"""Record: one sowed value, and the plain-text table of a list of them.
+
+Records are what every backend produces and what every view consumes, so
+this module knows nothing about Flax: a path, a name, a value and its
+:class:`~jaxcapture_nb.Summary`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxcapture_nb._summary import Summary
+
+
+@dataclasses.dataclass
+class Record:
+    """One value sowed at one site.
+
+    Attributes:
+      path: the module path, e.g. ``("encoder", "layers", 0)``.
+      name: the name given to ``sow`` (or the method name, for method outputs).
+      call_index: 0 for the first value sowed at this site in the block, 1 for
+        the second, and so on.
+      var_type: the Variable type it was sowed as, e.g. ``nnx.Intermediate``
+        (for Linen, the collection name, e.g. ``"intermediates"``).
+      shape: the value's shape (None for values that are not arrays).
+      dtype: the value's dtype name (None for values that are not arrays).
+      value: the value itself; None when the capture kept only summaries.
+      summary: its :class:`Summary`; None for values that are not arrays.
+    """
+
+    path: tuple[Any, ...]
+    name: str
+    call_index: int
+    var_type: Any
+    shape: tuple[int, ...] | None
+    dtype: str | None
+    value: Any
+    summary: Summary | None
+
+    @property
+    def site(self) -> str:
+        """The dotted path of the site, e.g. ``"encoder.layers.0.attn_out"``."""
+        return ".".join(str(p) for p in (*self.path, self.name))
+
+    @property
+    def nonfinite_count(self) -> int:
+        """Number of NaN and Inf values (0 when there is no summary)."""
+        s = self.summary
+        if s is None or s.reason is not None:
+            return 0
+        return int(np.sum(s.nan_count) + np.sum(s.posinf_count) + np.sum(s.neginf_count))
+
+
+def is_array(value: Any) -> bool:
+    """Whether ``value`` is an array that gets a summary."""
+    return isinstance(value, (jax.Array, np.ndarray))
+
+
+def shape_and_dtype(value: Any) -> tuple[tuple[int, ...] | None, str | None]:
+    """Shape and dtype name of an array, (None, None) for anything else."""
+    if is_array(value):
+        return tuple(value.shape), str(value.dtype)
+    return None, None
+
+
+def flat_stats(summary: Summary) -> dict[str, float]:
+    """Scalar statistics of a summary, pooling any stacked (scan/vmap) axes.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from jaxcapture_nb import summarize
+      >>> stats = flat_stats(summarize(jnp.array([0.0, 2.0, jnp.nan])))
+      >>> stats["mean"], stats["zero_pct"], stats["nan"]
+      (1.0, 33.33333333333333, 1)
+    """
+    s = summary.to_numpy()
+    counts = s.count.astype(np.float64)
+    n = float(counts.sum())
+    size = math.prod(s.shape) * math.prod(summary.stacked_shape)
+    stats = {
+        "count": int(n),
+        "nan": int(s.nan_count.sum()),
+        "posinf": int(s.posinf_count.sum()),
+        "neginf": int(s.neginf_count.sum()),
+        "zero_pct": 100.0 * float(s.zero_count.sum()) / size if size else float("nan"),
+    }
+    if n == 0:
+        return stats | {"mean": math.nan, "std": math.nan, "min": math.nan, "max": math.nan}
+    weights = counts / n
+    with np.errstate(invalid="ignore"):
+        mean = float(np.nansum(weights * s.mean))
+        second = float(np.nansum(weights * (np.square(s.std) + np.square(s.mean))))
+    return stats | {
+        "mean": mean,
+        "std": math.sqrt(max(second - mean * mean, 0.0)),
+        "min": float(np.nanmin(s.min)),
+        "max": float(np.nanmax(s.max)),
+    }
+
+
+def _number(x: float) -> str:
+    if math.isnan(x):
+        return "nan"
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e5:
+        return f"{x:.4g}"
+    return f"{x:.3e}"
+
+
+def _type_name(var_type: Any) -> str:
+    return var_type if isinstance(var_type, str) else getattr(var_type, "__name__", str(var_type))
+
+
+_COLUMNS = ("path", "name", "call", "type", "shape", "dtype", "mean", "std", "min", "max", "zeros%", "nan/inf")
+
+
+def _row(record: Record) -> tuple[str, ...]:
+    path = ".".join(str(p) for p in record.path) or "(root)"
+    shape = "" if record.shape is None else "(" + ",".join(str(d) for d in record.shape) + ")"
+    head = (path, record.name, str(record.call_index), _type_name(record.var_type), shape, record.dtype or "")
+    s = record.summary
+    if s is None:
+        return (*head, f"{type(record.value).__name__} (not an array)", "", "", "", "", "")
+    if s.reason is not None:
+        return (*head, f"({s.reason})", "", "", "", "", "")
+    st = flat_stats(s)
+    bad = st["nan"] + st["posinf"] + st["neginf"]
+    nonfinite = f"{st['nan']}/{st['posinf'] + st['neginf']}" if bad else "-"
+    numbers = (_number(st[k]) for k in ("mean", "std", "min", "max"))
+    return (*head, *numbers, f"{st['zero_pct']:.1f}", nonfinite)
+
+
+def format_table(records: Sequence[Record]) -> str:
+    """A deterministic plain-text table: rounded numbers, no addresses.
+
+    Args:
+      records: the records, one row each, in the given order.
+
+    Returns:
+      The table as a string (a header line and one line per record).
+    """
+    rows = [_COLUMNS] + [_row(r) for r in records]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    if not records:
+        lines.append("(nothing was sowed)")
+    return "\n".join(lines)

@@ -1,0 +1,299 @@
+"""summarize(): statistics and an exact histogram of every array in a pytree.
+
+Everything here is pure JAX, so it runs on the device and composes with
+``jax.jit``, ``nnx.jit``, ``lax.scan`` and ``vmap``. Only the small ``Summary``
+arrays ever need to travel to the host.
+
+On a CPU the cost is set by the number of passes over the data and of
+scatter updates, so the work is a few plain reductions (min, max, sum, sum of
+squares) and one scatter-add that bins every value and counts zeros, NaNs and
+infinities in extra slots of the same table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+DEFAULT_BINS = 64
+
+_ARRAY_FIELDS = (
+    "count",
+    "min",
+    "max",
+    "mean",
+    "std",
+    "nan_count",
+    "posinf_count",
+    "neginf_count",
+    "zero_count",
+    "hist",
+    "lo",
+    "hi",
+)
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """Statistics of one array, computed on the device.
+
+    All statistics except the non-finite counts are over the finite values
+    only. ``hist`` holds exact int32 counts in equal-width bins spanning
+    ``[lo, hi]``; its counts add up to ``count``.
+
+    A summary is a pytree: its array fields are leaves, while ``shape``,
+    ``dtype``, ``note`` and ``reason`` are static. When it comes out of
+    ``lax.scan`` or ``vmap`` its array fields gain leading (stacked) axes; see
+    :attr:`stacked_shape`.
+
+    Attributes:
+      count: number of finite values.
+      min: smallest finite value.
+      max: largest finite value.
+      mean: mean of the finite values.
+      std: population standard deviation of the finite values.
+      nan_count: number of NaNs.
+      posinf_count: number of +Inf values.
+      neginf_count: number of -Inf values.
+      zero_count: number of exact zeros.
+      hist: int32 counts per bin.
+      lo: lower edge of the first bin.
+      hi: upper edge of the last bin.
+      shape: shape of the summarized array.
+      dtype: name of the summarized array's dtype.
+      note: how the values were interpreted, e.g. ``"magnitude of complex
+        values"``; empty when they were taken as they are.
+      reason: why there is no summary (array fields are then None), e.g. for
+        PRNG key arrays; None for a real summary.
+    """
+
+    count: Any = None
+    min: Any = None
+    max: Any = None
+    mean: Any = None
+    std: Any = None
+    nan_count: Any = None
+    posinf_count: Any = None
+    neginf_count: Any = None
+    zero_count: Any = None
+    hist: Any = None
+    lo: Any = None
+    hi: Any = None
+    shape: tuple[int, ...] = dataclasses.field(default=(), metadata={"static": True})
+    dtype: str = dataclasses.field(default="", metadata={"static": True})
+    note: str = dataclasses.field(default="", metadata={"static": True})
+    reason: str | None = dataclasses.field(default=None, metadata={"static": True})
+
+    @property
+    def bins(self) -> int:
+        """Number of histogram bins (0 when there is no summary)."""
+        return 0 if self.hist is None else int(np.shape(self.hist)[-1])
+
+    @property
+    def stacked_shape(self) -> tuple[int, ...]:
+        """Leading axes added by ``scan``/``vmap`` around the summarized array."""
+        return () if self.hist is None else tuple(np.shape(self.hist)[:-1])
+
+    @property
+    def edges(self) -> np.ndarray:
+        """The ``bins + 1`` bin edges, as a host NumPy array."""
+        lo = np.asarray(self.lo, np.float64)[..., None]
+        hi = np.asarray(self.hi, np.float64)[..., None]
+        steps = np.linspace(0.0, 1.0, self.bins + 1)
+        return lo + (hi - lo) * steps
+
+    def to_numpy(self) -> Summary:
+        """Returns the same summary with every array field on the host."""
+        return jax.tree.map(np.asarray, self)
+
+
+def _is_summarizable(x: Any) -> bool:
+    return isinstance(x, (jax.Array, np.ndarray, np.generic)) or (
+        isinstance(x, (bool, int, float, complex)) and not isinstance(x, type)
+    )
+
+
+def _no_summary(x: Any, reason: str) -> Summary:
+    return Summary(shape=tuple(np.shape(x)), dtype=str(x.dtype), reason=reason)
+
+
+def _as_real_float32(x: jax.Array) -> tuple[jax.Array, str]:
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
+        return jnp.abs(x).astype(jnp.float32), "magnitude of complex values"
+    return x.astype(jnp.float32), ""
+
+
+def _histogram(index: jax.Array, slots: int) -> jax.Array:
+    """Exact int32 counts of ``index`` values in ``[0, slots)``.
+
+    A scatter-add costs about the same per update whatever the table size, so
+    pairing neighbouring elements into one index of a ``slots x slots`` table
+    halves the number of updates; the table's two marginals add up to the
+    histogram. Pairs are taken along the last axis, and with more than one
+    device the indices keep their shape (a flattened array would have to be
+    gathered onto one device); with one, flattening makes the scatter faster.
+    """
+    flatten = jax.device_count() == 1
+    if index.ndim == 0 or index.shape[-1] % 2:
+        index = index.ravel() if flatten else index
+        return jnp.zeros(slots, jnp.int32).at[index].add(1, mode="promise_in_bounds")
+    pairs = index.reshape(*index.shape[:-1], index.shape[-1] // 2, 2)
+    joint = pairs[..., 0] * slots + pairs[..., 1]
+    joint = joint.ravel() if flatten else joint
+    table = jnp.zeros(slots * slots, jnp.int32).at[joint].add(1, mode="promise_in_bounds")
+    table = table.reshape(slots, slots)
+    return jnp.sum(table, axis=0) + jnp.sum(table, axis=1)
+
+
+def _edges(lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Histogram range; an empty or constant array still gets a visible bar."""
+    empty = lo > hi
+    lo, hi = jnp.where(empty, 0.0, lo), jnp.where(empty, 0.0, hi)
+    pad = jnp.where(hi > lo, 0.0, jnp.maximum(jnp.abs(lo) * 1e-3, 0.5))
+    return lo - pad, hi + pad
+
+
+# Slots after the ``bins`` histogram bins. Counting zeros, NaNs and infinities
+# in the histogram's own scatter is free, where a compare-and-count pass per
+# kind would cost more than the whole histogram.
+_ZERO, _NAN, _POSINF, _NEGINF = range(4)
+
+
+def _sums_all_finite(v: jax.Array, lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, ...]:
+    pivot = (lo + hi) / 2
+    return lo, hi, jnp.sum(v), jnp.sum(jnp.square(v - pivot)), pivot
+
+
+def _sums_masked(v: jax.Array, lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, ...]:
+    del lo, hi  # a NaN or Inf is present: recompute over the finite values
+    finite = jnp.isfinite(v)
+    lo = jnp.min(jnp.where(finite, v, jnp.inf), initial=jnp.inf)
+    hi = jnp.max(jnp.where(finite, v, -jnp.inf), initial=-jnp.inf)
+    pivot = jnp.where(lo <= hi, (lo + hi) / 2, 0.0)
+    total = jnp.sum(jnp.where(finite, v, 0.0))
+    squares = jnp.sum(jnp.where(finite, jnp.square(v - pivot), 0.0))
+    return lo, hi, total, squares, pivot
+
+
+def _index_all_finite(v: jax.Array, lo: jax.Array, scale: jax.Array, bins: int) -> jax.Array:
+    index = jnp.minimum(jnp.floor((v - lo) * scale), bins - 1).astype(jnp.int32)
+    return jnp.where(v == 0, bins + _ZERO, index)
+
+
+def _index_masked(v: jax.Array, lo: jax.Array, scale: jax.Array, bins: int) -> jax.Array:
+    index = jnp.clip(jnp.floor((v - lo) * scale), 0, bins - 1).astype(jnp.int32)
+    index = jnp.where(v == 0, bins + _ZERO, index)
+    index = jnp.where(jnp.isnan(v), bins + _NAN, index)
+    index = jnp.where(v == jnp.inf, bins + _POSINF, index)
+    return jnp.where(v == -jnp.inf, bins + _NEGINF, index)
+
+
+def _summarize_array(x: jax.Array, bins: int) -> Summary:
+    shape, dtype = tuple(x.shape), str(x.dtype)
+    if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+        return _no_summary(x, "PRNG key array: its bits are not numbers")
+    v, note = _as_real_float32(jnp.asarray(x))
+
+    # Masking every element costs several plain passes on a CPU, so the
+    # masked variants run only when the plain min/max show a NaN or Inf. The
+    # variance is taken about the mid-range, which keeps the one-pass formula
+    # accurate when the mean is large compared with the spread.
+    lo = jnp.min(v, initial=jnp.inf)
+    hi = jnp.max(v, initial=-jnp.inf)
+    all_finite = jnp.isfinite(lo) & jnp.isfinite(hi)
+    lo, hi, total, squares, pivot = jax.lax.cond(all_finite, _sums_all_finite, _sums_masked, v, lo, hi)
+    lo_edge, hi_edge = _edges(lo, hi)
+    scale = bins / (hi_edge - lo_edge)
+    index = jax.lax.cond(
+        all_finite,
+        functools.partial(_index_all_finite, bins=bins),
+        functools.partial(_index_masked, bins=bins),
+        v,
+        lo_edge,
+        scale,
+    )
+    slots = _histogram(index, bins + 4)
+
+    zero_count = slots[bins + _ZERO]
+    nan_count = slots[bins + _NAN]
+    posinf_count = slots[bins + _POSINF]
+    neginf_count = slots[bins + _NEGINF]
+    # Zeros were counted in their own slot; put them back in their bin.
+    zero_bin = jnp.clip(jnp.floor(-lo_edge * scale), 0, bins - 1).astype(jnp.int32)
+    hist = slots[:bins].at[zero_bin].add(zero_count)
+    count = jnp.int32(v.size) - nan_count - posinf_count - neginf_count
+
+    empty = count == 0
+    n = jnp.maximum(count, 1).astype(jnp.float32)
+    mean = total / n
+    variance = jnp.maximum(squares / n - jnp.square(mean - pivot), 0.0)
+    nan = jnp.float32(jnp.nan)
+    return Summary(
+        count=count,
+        min=jnp.where(empty, nan, lo),
+        max=jnp.where(empty, nan, hi),
+        mean=jnp.where(empty, nan, mean),
+        std=jnp.where(empty, nan, jnp.sqrt(variance)),
+        nan_count=nan_count,
+        posinf_count=posinf_count,
+        neginf_count=neginf_count,
+        zero_count=zero_count,
+        hist=hist,
+        lo=lo_edge,
+        hi=hi_edge,
+        shape=shape,
+        dtype=dtype,
+        note=note,
+    )
+
+
+@functools.partial(jax.jit, static_argnames="bins")
+def _summarize_leaves(leaves: list[jax.Array], bins: int) -> list[Summary]:
+    return [_summarize_array(x, bins) for x in leaves]
+
+
+def summarize(tree: Any, bins: int = DEFAULT_BINS) -> Any:
+    """Summarizes every array in a pytree, in one compiled program.
+
+    Works on concrete arrays and inside ``jax.jit``, ``nnx.jit``, ``scan`` and
+    ``vmap``. Floating inputs of any width (float16, bfloat16, float8) are
+    summarized in float32, integers and booleans as numbers, complex arrays by
+    their magnitude (``note`` says so). PRNG key arrays get a ``Summary``
+    whose ``reason`` says why it has no statistics. Leaves that are not
+    arrays or numbers become None.
+
+    Args:
+      tree: an array or any pytree of arrays.
+      bins: number of equal-width histogram bins over the finite range.
+
+    Returns:
+      A pytree like ``tree`` with a :class:`Summary` in place of each array.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> s = summarize(jnp.array([0.0, 1.0, 2.0, jnp.nan]), bins=4)
+      >>> int(s.count), float(s.mean), int(s.nan_count), s.hist.tolist()
+      (3, 1.0, 1, [1, 0, 1, 1])
+    """
+    if not isinstance(bins, int) or bins < 1:
+        raise ValueError(f"bins must be a positive integer, got {bins!r}")
+    leaves, treedef = jax.tree.flatten(tree, is_leaf=lambda x: x is None)
+    positions = [i for i, x in enumerate(leaves) if _is_summarizable(x)]
+    arrays = [jnp.asarray(leaves[i]) for i in positions]
+    keys = {i for i, a in zip(positions, arrays) if jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key)}
+    # Key arrays cannot pass through float conversions; keep them out of jit.
+    numeric = [(i, a) for i, a in zip(positions, arrays) if i not in keys]
+    results = _summarize_leaves([a for _, a in numeric], bins=bins) if numeric else []
+    out: list[Any] = [None] * len(leaves)
+    for (i, _), summary in zip(numeric, results):
+        out[i] = summary
+    for i, a in zip(positions, arrays):
+        if i in keys:
+            out[i] = _summarize_array(a, bins)
+    return jax.tree.unflatten(treedef, out)
