@@ -55,6 +55,12 @@ class Recorder:
         self.keep = keep
         self.bins = bins
         self._accepts_site = _site_filter(include)
+        try:
+            hash(include)
+        except TypeError:
+            include = id(include)
+        # Everything that changes what a traced sow stores; hashable.
+        self.policy = (keep, bins, include)
         self._records: dict[Any, Record] = {}
         self._calls: dict[Any, int] = {}
         self._pending: list[Callable[[], None]] = []
@@ -105,5 +111,7 @@ class Recorder:
     def summarize_missing(self) -> None:
         """Summarizes every array record still without a summary, in one program."""
         missing = [r for r in self._records.values() if r.summary is None and is_array(r.value)]
-        for record, summary in zip(missing, summarize([r.value for r in missing], bins=self.bins)):
+        for record, summary in zip(
+            missing, summarize([r.value for r in missing], bins=self.bins), strict=False
+        ):
             record.summary = summary

@@ -119,7 +119,20 @@ def _type_name(var_type: Any) -> str:
     return var_type if isinstance(var_type, str) else getattr(var_type, "__name__", str(var_type))
 
 
-_COLUMNS = ("path", "name", "call", "type", "shape", "dtype", "mean", "std", "min", "max", "zeros%", "nan/inf")
+_COLUMNS = (
+    "path",
+    "name",
+    "call",
+    "type",
+    "shape",
+    "dtype",
+    "mean",
+    "std",
+    "min",
+    "max",
+    "zeros%",
+    "nan/inf",
+)
 
 
 def _row(record: Record) -> tuple[str, ...]:
@@ -149,7 +162,7 @@ def format_table(records: Sequence[Record]) -> str:
     """
     rows = [_COLUMNS] + [_row(r) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip() for row in rows]
     if not records:
         lines.append("(nothing was sowed)")
     return "\n".join(lines)

@@ -165,13 +165,13 @@ def _edges(lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, jax.Array]:
 _ZERO, _NAN, _POSINF, _NEGINF = range(4)
 
 
-def _sums_all_finite(v: jax.Array, lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, ...]:
+def _sums_all_finite(v: jax.Array, lo: jax.Array, hi: jax.Array, total: jax.Array) -> tuple[jax.Array, ...]:
     pivot = (lo + hi) / 2
-    return lo, hi, jnp.sum(v), jnp.sum(jnp.square(v - pivot)), pivot
+    return lo, hi, total, jnp.sum(jnp.square(v - pivot)), pivot
 
 
-def _sums_masked(v: jax.Array, lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, ...]:
-    del lo, hi  # a NaN or Inf is present: recompute over the finite values
+def _sums_masked(v: jax.Array, lo: jax.Array, hi: jax.Array, total: jax.Array) -> tuple[jax.Array, ...]:
+    del lo, hi, total  # a NaN or Inf is present: recompute over the finite values
     finite = jnp.isfinite(v)
     lo = jnp.min(jnp.where(finite, v, jnp.inf), initial=jnp.inf)
     hi = jnp.max(jnp.where(finite, v, -jnp.inf), initial=-jnp.inf)
@@ -201,13 +201,15 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
     v, note = _as_real_float32(jnp.asarray(x))
 
     # Masking every element costs several plain passes on a CPU, so the
-    # masked variants run only when the plain min/max show a NaN or Inf. The
+    # masked variants run only when the plain reductions show a NaN or Inf. The
     # variance is taken about the mid-range, which keeps the one-pass formula
     # accurate when the mean is large compared with the spread.
+    # Vectorized min/max may drop NaNs, but a sum never does.
     lo = jnp.min(v, initial=jnp.inf)
     hi = jnp.max(v, initial=-jnp.inf)
-    all_finite = jnp.isfinite(lo) & jnp.isfinite(hi)
-    lo, hi, total, squares, pivot = jax.lax.cond(all_finite, _sums_all_finite, _sums_masked, v, lo, hi)
+    total = jnp.sum(v)
+    all_finite = jnp.isfinite(lo) & jnp.isfinite(hi) & jnp.isfinite(total)
+    lo, hi, total, squares, pivot = jax.lax.cond(all_finite, _sums_all_finite, _sums_masked, v, lo, hi, total)
     lo_edge, hi_edge = _edges(lo, hi)
     scale = bins / (hi_edge - lo_edge)
     index = jax.lax.cond(
@@ -286,14 +288,18 @@ def summarize(tree: Any, bins: int = DEFAULT_BINS) -> Any:
     leaves, treedef = jax.tree.flatten(tree, is_leaf=lambda x: x is None)
     positions = [i for i, x in enumerate(leaves) if _is_summarizable(x)]
     arrays = [jnp.asarray(leaves[i]) for i in positions]
-    keys = {i for i, a in zip(positions, arrays) if jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key)}
+    keys = {
+        i
+        for i, a in zip(positions, arrays, strict=False)
+        if jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key)
+    }
     # Key arrays cannot pass through float conversions; keep them out of jit.
-    numeric = [(i, a) for i, a in zip(positions, arrays) if i not in keys]
+    numeric = [(i, a) for i, a in zip(positions, arrays, strict=False) if i not in keys]
     results = _summarize_leaves([a for _, a in numeric], bins=bins) if numeric else []
     out: list[Any] = [None] * len(leaves)
-    for (i, _), summary in zip(numeric, results):
+    for (i, _), summary in zip(numeric, results, strict=False):
         out[i] = summary
-    for i, a in zip(positions, arrays):
+    for i, a in zip(positions, arrays, strict=False):
         if i in keys:
             out[i] = _summarize_array(a, bins)
     return jax.tree.unflatten(treedef, out)

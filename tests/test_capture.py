@@ -62,7 +62,7 @@ def test_jitted_step_in_a_loop_traces_at_most_twice(convnet, images, keep):
     # The latest step's values: images * 19.
     with capture(convnet) as reference:
         convnet(images * 19)
-    for got, want in zip(cap.records, reference.records):
+    for got, want in zip(cap.records, reference.records, strict=False):
         np.testing.assert_allclose(float(got.summary.mean), float(want.summary.mean), rtol=1e-5)
     if keep == "summary":
         assert all(r.value is None for r in cap.records)
@@ -346,7 +346,7 @@ def test_state_is_shaped_like_flax_own(convnet, images):
     ours = cap.state
     assert isinstance(ours, nnx.State)
     assert jax.tree.structure(ours) == jax.tree.structure(flax_state)
-    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(flax_state)):
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(flax_state), strict=False):
         np.testing.assert_allclose(a, b, rtol=1e-6)
 
 
@@ -422,3 +422,40 @@ def test_bad_arguments_have_clear_errors(convnet):
         capture(convnet, "Intermediate")
     with pytest.raises(ValueError, match="bins"):
         capture(convnet, bins=0)
+
+
+def test_a_new_block_reuses_the_compiled_step_and_each_policy_traces_its_own(convnet, images):
+    body, traces = count_traces(lambda model, x: model(x).sum())
+    step = nnx.jit(body)
+    for _ in range(3):
+        with capture(convnet, keep="last"):
+            step(convnet, images)
+            step(convnet, images)
+    assert len(traces) == 2
+    with capture(convnet, keep="summary") as cap:
+        step(convnet, images)
+        held = jax.tree.leaves([v.get_raw_value() for v in vars(convnet)["__captures__"]])
+    assert len(traces) == 3  # keep="summary" stores summaries: its own trace
+    assert max(leaf.size for leaf in held) <= 64
+    assert all(r.value is None for r in cap.records)
+
+
+def test_models_with_lists_of_layers_under_grad():
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.layers = nnx.List([nnx.Linear(4, 4, rngs=rngs) for _ in range(3)])
+
+        def __call__(self, x):
+            for i, layer in enumerate(self.layers):
+                x = nnx.relu(layer(x))
+                self.sow(nnx.Intermediate, f"act{i}", x)
+            return x.sum()
+
+    model = MLP(nnx.Rngs(0))
+    step = nnx.jit(lambda m, x: nnx.grad(lambda m: m(x))(m))
+    with capture(model, keep="summary", methods=True) as cap:
+        step(model, jnp.ones((2, 4)))
+        step(model, jnp.ones((2, 4)))
+    sites = [r.site for r in cap.records]
+    assert sites[:4] == ["layers.0.__call__", "act0", "layers.1.__call__", "act1"]
+    assert not has_captures(model) and "append" not in [s.rsplit(".", 1)[-1] for s in sites]

@@ -18,7 +18,10 @@ def test_apply_records_sowed_values_and_returns_what_it_would_have(linen_net):
         y2 = module.apply(variables, x)
     np.testing.assert_array_equal(y, expected)
     np.testing.assert_array_equal(y2, expected)
-    assert [(r.site, r.call_index, r.shape) for r in cap.records] == [("hidden", 0, (3, 8)), ("hidden", 1, (3, 8))]
+    assert [(r.site, r.call_index, r.shape) for r in cap.records] == [
+        ("hidden", 0, (3, 8)),
+        ("hidden", 1, (3, 8)),
+    ]
     assert cap.records[0].var_type == "intermediates"
     assert "apply" not in vars(module)
 
@@ -28,7 +31,12 @@ def test_methods_records_every_submodule_output(linen_net):
     with capture(module, methods=True) as cap:
         module.apply(variables, jnp.ones((3, 4)))
     # Linen returns one collection per apply(), ordered by module, not by time.
-    assert sorted(r.site for r in cap.records) == ["Dense_0.__call__", "Dense_1.__call__", "__call__", "hidden"]
+    assert sorted(r.site for r in cap.records) == [
+        "Dense_0.__call__",
+        "Dense_1.__call__",
+        "__call__",
+        "hidden",
+    ]
 
 
 def test_stale_intermediates_from_init_are_stripped(linen_net):

@@ -62,7 +62,12 @@ def test_low_precision_counts_do_not_saturate():
 
 @pytest.mark.parametrize(
     "x",
-    [jnp.float32(2.5), jnp.zeros((0, 4)), jnp.zeros(5), jnp.array([1.0, jnp.nan, jnp.inf, -jnp.inf, 0.0, 3.0])],
+    [
+        jnp.float32(2.5),
+        jnp.zeros((0, 4)),
+        jnp.zeros(5),
+        jnp.array([1.0, jnp.nan, jnp.inf, -jnp.inf, 0.0, 3.0]),
+    ],
     ids=["scalar", "empty", "constant", "nonfinite"],
 )
 def test_edge_cases_match_numpy(x):
@@ -138,6 +143,8 @@ SHARDED = textwrap.dedent(
 
 def test_sharded_arrays_are_summarized_without_gathering():
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    result = subprocess.run([sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == ["ok", "1"]

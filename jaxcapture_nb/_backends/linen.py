@@ -94,7 +94,9 @@ class LinenCapture:
             )
         _ACTIVE[id(self.module)] = self
         original = type(self.module).apply.__get__(self.module)
-        object.__setattr__(self.module, "apply", functools.wraps(original)(functools.partial(self._apply, original)))
+        object.__setattr__(
+            self.module, "apply", functools.wraps(original)(functools.partial(self._apply, original))
+        )
 
     def uninstall(self) -> None:
         if vars(self.module).get("apply") is not None:
@@ -122,7 +124,11 @@ class LinenCapture:
             **kwargs,
         )
         state = dict(state)
-        captured = state.get(COLLECTION, {}) if _asked_for_collection(mutable, capture_intermediates) else state.pop(COLLECTION, {})
+        captured = (
+            state.get(COLLECTION, {})
+            if _asked_for_collection(mutable, capture_intermediates)
+            else state.pop(COLLECTION, {})
+        )
         self._record(captured)
         if mutable is False:
             return out

@@ -29,7 +29,8 @@ import inspect
 import itertools
 import threading
 import warnings
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -41,12 +42,28 @@ from jaxcapture_nb._recorder import Recorder
 from jaxcapture_nb._summary import summarize
 from jaxcapture_nb._warnings import JaxCaptureWarning
 
-# Route ids name a live capture inside sinks' static data; a sink whose
-# capture has ended (a copy kept by user code) finds no route and records
-# nothing.
+# A route id, stored in the sinks' static data, names the model a sink belongs
+# to; _ROUTES maps it to the model's active capture, if any. The id stays the
+# same across captures of one model, so a step compiled in one block is reused
+# by the next instead of being traced and compiled again. A sink whose model
+# has no active capture (a copy kept by user code) records nothing.
 _ROUTES: dict[int, NnxCapture] = {}
 _route_ids = itertools.count()
+_model_routes: weakref.WeakKeyDictionary[nnx.Module, int] = weakref.WeakKeyDictionary()
+# Per route: when each site was sowed in the latest trace. A compiled program
+# runs its sows in the order they were traced, so this sorts what it leaves.
+_trace_orders: dict[int, dict[tuple[Any, ...], int]] = {}
+_trace_counter = itertools.count()
 _lock = threading.Lock()
+
+
+def _route_for(model: nnx.Module) -> int:
+    with _lock:
+        route = _model_routes.get(model)
+        if route is None:
+            route = _model_routes[model] = next(_route_ids)
+            weakref.finalize(model, _trace_orders.pop, route, None)
+        return route
 
 
 def _is_traced(value: Any) -> bool:
@@ -62,14 +79,17 @@ class _Sink:
     """The mapping that ``sow`` and ``perturb`` write into; see the module doc.
 
     Children: ``values`` (name -> tuple of held values). Static: the route,
-    the module path, the Variable type, which names hold values from a trace
-    that are not yet recorded, and the shape/dtype ``perturb`` reads back.
+    the recorder's policy (what a trace stores depends on it, so a compiled
+    step must not be reused across policies), the module path, the Variable
+    type, which names hold values from a trace that are not yet recorded, and
+    the shape/dtype ``perturb`` reads back.
     """
 
-    __slots__ = ("route", "path", "var_type", "values", "traced", "readback")
+    __slots__ = ("route", "policy", "path", "var_type", "values", "traced", "readback")
 
-    def __init__(self, route, path, var_type, values=None, traced=frozenset(), readback=()):
+    def __init__(self, route, policy, path, var_type, values=None, traced=frozenset(), readback=()):
         self.route = route
+        self.policy = policy
         self.path = path
         self.var_type = var_type
         self.values: dict[str, tuple[Any, ...]] = values if values is not None else {}
@@ -123,12 +143,20 @@ class _Sink:
     def _flatten_with_keys(self):
         names = tuple(self.values)
         children = tuple((jax.tree_util.DictKey(n), self.values[n]) for n in names)
-        return children, (self.route, self.path, self.var_type, names, self.traced, self.readback)
+        return children, (
+            self.route,
+            self.policy,
+            self.path,
+            self.var_type,
+            names,
+            self.traced,
+            self.readback,
+        )
 
     @classmethod
     def _unflatten(cls, aux, children):
-        route, path, var_type, names, traced, readback = aux
-        return cls(route, path, var_type, dict(zip(names, children)), traced, readback)
+        route, policy, path, var_type, names, traced, readback = aux
+        return cls(route, policy, path, var_type, dict(zip(names, children, strict=False)), traced, readback)
 
 
 jax.tree_util.register_pytree_with_keys(
@@ -217,23 +245,28 @@ class NnxCapture:
         self._modules: list[tuple[tuple[Any, ...], nnx.Module]] = []
         self._classes: list[type] = []
         self._route: int | None = None
-        self._trace_order: dict[tuple[Any, ...], int] = {}
-        self._trace_counter = itertools.count()
         self._warned_growth = False
 
     def install(self) -> None:
-        modules = list(nnx.iter_modules(self.model))
+        # nnx.List/nnx.Dict are containers: they never sow, and an attribute
+        # next to their integer keys would break Flax's sorting of state paths.
+        modules = [
+            (path, m) for path, m in nnx.iter_modules(self.model) if not isinstance(m, (Sequence, Mapping))
+        ]
         for path, module in modules:
             if "__captures__" in vars(module):
                 raise RuntimeError(_conflict_message(path, vars(module)["__captures__"]))
         _warn_sowed_attributes(modules, self.var_types)
+        self._route = _route_for(self.model)
         with _lock:
-            self._route = next(_route_ids)
             _ROUTES[self._route] = self
         self.recorder.add_drain(self.deliver)
         self._modules = modules
         for path, module in modules:
-            sinks = tuple(var_type(_Sink(self._route, path, var_type)) for var_type in self.var_types)
+            sinks = tuple(
+                var_type(_Sink(self._route, self.recorder.policy, path, var_type))
+                for var_type in self.var_types
+            )
             module.__captures__ = pytreelib.data(sinks)
         if self.methods:
             self._classes = list(dict.fromkeys(type(m) for _, m in modules))
@@ -262,20 +295,17 @@ class NnxCapture:
         )
 
     def note_trace_order(self, path: tuple[Any, ...], var_type: type, name: str) -> None:
-        """Remembers when a site was sowed while tracing.
-
-        A compiled program runs its sows in the order they were traced, so
-        this order (of the latest trace) sorts the values it leaves behind.
-        """
-        self._trace_order[(path, var_type, name)] = next(self._trace_counter)
+        """Remembers when a site was sowed while tracing."""
+        _trace_orders.setdefault(self._route, {})[(path, var_type, name)] = next(_trace_counter)
 
     def deliver(self) -> None:
         """Records what jitted calls left in the sinks, in execution order."""
         taken = []
+        trace_order = _trace_orders.get(self._route, {})
         for sink in self._sinks():
             if sink.traced:
                 for name, values in sink.take_traced(self.recorder.keep):
-                    order = self._trace_order.get((sink.path, sink.var_type, name), -1)
+                    order = trace_order.get((sink.path, sink.var_type, name), -1)
                     taken.extend((order, i, sink.path, sink.var_type, name, v) for i, v in enumerate(values))
         # Sort by call (i) first: under keep="all" a site holds one value per call.
         taken.sort(key=lambda t: (t[1], t[0]))
