@@ -77,8 +77,8 @@ def flat_stats(summary: Summary) -> dict[str, float]:
       >>> import jax.numpy as jnp
       >>> from jaxcapture_nb import summarize
       >>> stats = flat_stats(summarize(jnp.array([0.0, 2.0, jnp.nan])))
-      >>> stats["mean"], stats["zero_pct"], stats["nan"]
-      (1.0, 33.33333333333333, 1)
+      >>> stats["mean"], round(stats["zero_pct"], 2), stats["nan"]
+      (1.0, 33.33, 1)
     """
     s = summary.to_numpy()
     counts = s.count.astype(np.float64)
