@@ -22,21 +22,6 @@ import numpy as np
 
 DEFAULT_BINS = 64
 
-_ARRAY_FIELDS = (
-    "count",
-    "min",
-    "max",
-    "mean",
-    "std",
-    "nan_count",
-    "posinf_count",
-    "neginf_count",
-    "zero_count",
-    "hist",
-    "lo",
-    "hi",
-)
-
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
