@@ -63,7 +63,7 @@ class Recorder:
         self.policy = (keep, bins, include)
         self._records: dict[Any, Record] = {}
         self._calls: dict[Any, int] = {}
-        self._pending: list[Callable[[], None]] = []
+        self._drains: list[Callable[[], None]] = []
 
     def accepts(self, path: tuple[Any, ...], name: str) -> bool:
         """Whether values sowed at ``path``/``name`` are to be recorded."""
@@ -71,11 +71,11 @@ class Recorder:
 
     def add_drain(self, drain: Callable[[], None]) -> None:
         """Registers a backend function that delivers values held elsewhere."""
-        self._pending.append(drain)
+        self._drains.append(drain)
 
     def drain(self) -> None:
         """Asks every backend to deliver the values it still holds."""
-        for drain in self._pending:
+        for drain in self._drains:
             drain()
 
     def add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
@@ -112,6 +112,6 @@ class Recorder:
         """Summarizes every array record still without a summary, in one program."""
         missing = [r for r in self._records.values() if r.summary is None and is_array(r.value)]
         for record, summary in zip(
-            missing, summarize([r.value for r in missing], bins=self.bins), strict=False
+            missing, summarize([r.value for r in missing], bins=self.bins), strict=True
         ):
             record.summary = summary

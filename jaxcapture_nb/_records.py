@@ -162,7 +162,7 @@ def format_table(records: Sequence[Record]) -> str:
     """
     rows = [_COLUMNS] + [_row(r) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip() for row in rows]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     if not records:
         lines.append("(nothing was sowed)")
     return "\n".join(lines)

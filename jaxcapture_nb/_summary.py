@@ -275,16 +275,16 @@ def summarize(tree: Any, bins: int = DEFAULT_BINS) -> Any:
     arrays = [jnp.asarray(leaves[i]) for i in positions]
     keys = {
         i
-        for i, a in zip(positions, arrays, strict=False)
+        for i, a in zip(positions, arrays, strict=True)
         if jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key)
     }
     # Key arrays cannot pass through float conversions; keep them out of jit.
-    numeric = [(i, a) for i, a in zip(positions, arrays, strict=False) if i not in keys]
+    numeric = [(i, a) for i, a in zip(positions, arrays, strict=True) if i not in keys]
     results = _summarize_leaves([a for _, a in numeric], bins=bins) if numeric else []
     out: list[Any] = [None] * len(leaves)
-    for (i, _), summary in zip(numeric, results, strict=False):
+    for (i, _), summary in zip(numeric, results, strict=True):
         out[i] = summary
-    for i, a in zip(positions, arrays, strict=False):
+    for i, a in zip(positions, arrays, strict=True):
         if i in keys:
             out[i] = _summarize_array(a, bins)
     return jax.tree.unflatten(treedef, out)

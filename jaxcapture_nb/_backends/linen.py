@@ -103,12 +103,8 @@ class LinenCapture:
             object.__delattr__(self.module, "apply")
         _ACTIVE.pop(id(self.module), None)
 
-    def deliver(self) -> None:
-        """Nothing is held back: callbacks and eager calls record at once."""
-
     def record_tree(self, tree: Mapping[str, Any]) -> None:
         """Records every value of an ``intermediates`` collection."""
-        self.recorder.drain()
         for path, name, value in _walk(tree):
             self.recorder.add(path, COLLECTION, name, value)
 
@@ -135,7 +131,6 @@ class LinenCapture:
         return out, state
 
     def _record(self, captured: Mapping[str, Any]) -> None:
-        captured = jax.tree.map(lambda x: x, dict(captured))  # plain dicts
         leaves = jax.tree.leaves(captured)
         if not any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             self.record_tree(captured)

@@ -110,13 +110,14 @@ class _Sink:
         capture = _ROUTES.get(self.route)
         recorder = capture.recorder if capture is not None else None
         value = _unwrap(value)
-        if isinstance(value, jax.Array) or _is_traced(value):
+        traced = _is_traced(value)
+        if traced or isinstance(value, jax.Array):
             entry = (name, tuple(jnp.shape(value)), jnp.result_type(value))
             if entry not in self.readback:
                 self.readback = tuple(r for r in self.readback if r[0] != name) + (entry,)
         if recorder is None or not recorder.accepts(self.path, name):
             return
-        if not _is_traced(value):
+        if not traced:
             recorder.drain()  # values from earlier jitted calls come first
             recorder.add(self.path, self.var_type, name, value)
             return
@@ -156,7 +157,7 @@ class _Sink:
     @classmethod
     def _unflatten(cls, aux, children):
         route, policy, path, var_type, names, traced, readback = aux
-        return cls(route, policy, path, var_type, dict(zip(names, children, strict=False)), traced, readback)
+        return cls(route, policy, path, var_type, dict(zip(names, children, strict=True)), traced, readback)
 
 
 jax.tree_util.register_pytree_with_keys(
@@ -300,8 +301,10 @@ class NnxCapture:
 
     def deliver(self) -> None:
         """Records what jitted calls left in the sinks, in execution order."""
+        trace_order = _trace_orders.get(self._route)
+        if not trace_order:
+            return  # never traced: eager sows were recorded as they happened
         taken = []
-        trace_order = _trace_orders.get(self._route, {})
         for sink in self._sinks():
             if sink.traced:
                 for name, values in sink.take_traced(self.recorder.keep):
