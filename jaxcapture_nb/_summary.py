@@ -115,25 +115,15 @@ def _as_real_float32(x: jax.Array) -> tuple[jax.Array, str]:
 
 
 def _histogram(index: jax.Array, slots: int) -> jax.Array:
-    """Exact int32 counts of ``index`` values in ``[0, slots)``.
+    """Exact int32 counts of ``index`` values in ``[0, slots)``, in one scatter.
 
-    A scatter-add costs about the same per update whatever the table size, so
-    pairing neighbouring elements into one index of a ``slots x slots`` table
-    halves the number of updates; the table's two marginals add up to the
-    histogram. Pairs are taken along the last axis, and with more than one
-    device the indices keep their shape (a flattened array would have to be
-    gathered onto one device); with one, flattening makes the scatter faster.
+    With one device the indices are flattened, which makes the scatter
+    faster; with more, they keep their shape, because a flattened array would
+    have to be gathered onto one device.
     """
-    flatten = jax.device_count() == 1
-    if index.ndim == 0 or index.shape[-1] % 2:
-        index = index.ravel() if flatten else index
-        return jnp.zeros(slots, jnp.int32).at[index].add(1, mode="promise_in_bounds")
-    pairs = index.reshape(*index.shape[:-1], index.shape[-1] // 2, 2)
-    joint = pairs[..., 0] * slots + pairs[..., 1]
-    joint = joint.ravel() if flatten else joint
-    table = jnp.zeros(slots * slots, jnp.int32).at[joint].add(1, mode="promise_in_bounds")
-    table = table.reshape(slots, slots)
-    return jnp.sum(table, axis=0) + jnp.sum(table, axis=1)
+    if jax.device_count() == 1:
+        index = index.ravel()
+    return jnp.zeros(slots, jnp.int32).at[index].add(1, mode="promise_in_bounds")
 
 
 def _edges(lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -150,22 +140,6 @@ def _edges(lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, jax.Array]:
 _ZERO, _NAN, _POSINF, _NEGINF = range(4)
 
 
-def _sums_all_finite(v: jax.Array, lo: jax.Array, hi: jax.Array, total: jax.Array) -> tuple[jax.Array, ...]:
-    pivot = (lo + hi) / 2
-    return lo, hi, total, jnp.sum(jnp.square(v - pivot)), pivot
-
-
-def _sums_masked(v: jax.Array, lo: jax.Array, hi: jax.Array, total: jax.Array) -> tuple[jax.Array, ...]:
-    del lo, hi, total  # a NaN or Inf is present: recompute over the finite values
-    finite = jnp.isfinite(v)
-    lo = jnp.min(jnp.where(finite, v, jnp.inf), initial=jnp.inf)
-    hi = jnp.max(jnp.where(finite, v, -jnp.inf), initial=-jnp.inf)
-    pivot = jnp.where(lo <= hi, (lo + hi) / 2, 0.0)
-    total = jnp.sum(jnp.where(finite, v, 0.0))
-    squares = jnp.sum(jnp.where(finite, jnp.square(v - pivot), 0.0))
-    return lo, hi, total, squares, pivot
-
-
 def _index_all_finite(v: jax.Array, lo: jax.Array, scale: jax.Array, bins: int) -> jax.Array:
     index = jnp.minimum(jnp.floor((v - lo) * scale), bins - 1).astype(jnp.int32)
     return jnp.where(v == 0, bins + _ZERO, index)
@@ -179,33 +153,60 @@ def _index_masked(v: jax.Array, lo: jax.Array, scale: jax.Array, bins: int) -> j
     return jnp.where(v == -jnp.inf, bins + _NEGINF, index)
 
 
+def _pass_all_finite(v, lo, hi, total, squares, *, bins):
+    """Histogram of an all-finite array whose reductions are already known."""
+    lo_edge, hi_edge = _edges(lo, hi)
+    slots = _histogram(_index_all_finite(v, lo_edge, bins / (hi_edge - lo_edge), bins), bins + 4)
+    return lo, hi, total, squares, jnp.float32(0.0), slots
+
+
+def _pass_masked(v, lo, hi, total, squares, *, bins):
+    """Everything again over the finite values only: a NaN or Inf is present."""
+    del lo, hi, total, squares
+    finite = jnp.isfinite(v)
+    lo = jnp.min(jnp.where(finite, v, jnp.inf), initial=jnp.inf)
+    hi = jnp.max(jnp.where(finite, v, -jnp.inf), initial=-jnp.inf)
+    pivot = jnp.where(lo <= hi, (lo + hi) / 2, 0.0)
+    total = jnp.sum(jnp.where(finite, v, 0.0))
+    squares = jnp.sum(jnp.where(finite, jnp.square(v - pivot), 0.0))
+    lo_edge, hi_edge = _edges(lo, hi)
+    slots = _histogram(_index_masked(v, lo_edge, bins / (hi_edge - lo_edge), bins), bins + 4)
+    return lo, hi, total, squares, pivot, slots
+
+
+def _centred_variance(v: jax.Array, mean: jax.Array, n: jax.Array, variance: jax.Array) -> jax.Array:
+    del variance
+    return jnp.sum(jnp.where(jnp.isfinite(v), jnp.square(v - mean), 0.0)) / n
+
+
 def _summarize_array(x: jax.Array, bins: int) -> Summary:
     shape, dtype = tuple(x.shape), str(x.dtype)
     if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
         return _no_summary(x, "PRNG key array: its bits are not numbers")
     v, note = _as_real_float32(jnp.asarray(x))
 
-    # Masking every element costs several plain passes on a CPU, so the
-    # masked variants run only when the plain reductions show a NaN or Inf. The
-    # variance is taken about the mid-range, which keeps the one-pass formula
-    # accurate when the mean is large compared with the spread.
-    # Vectorized min/max may drop NaNs, but a sum never does.
+    # These four reductions share one read of the data (XLA fuses sibling
+    # reductions that do not depend on each other). Vectorized min/max may
+    # drop a NaN, but the sums never do. Masking every element costs several
+    # plain passes on a CPU, so the masked pass runs only when a NaN or Inf
+    # shows; its results, like the fast pass's, are all small.
     lo = jnp.min(v, initial=jnp.inf)
     hi = jnp.max(v, initial=-jnp.inf)
     total = jnp.sum(v)
-    all_finite = jnp.isfinite(lo) & jnp.isfinite(hi) & jnp.isfinite(total)
-    lo, hi, total, squares, pivot = jax.lax.cond(all_finite, _sums_all_finite, _sums_masked, v, lo, hi, total)
+    squares = jnp.sum(jnp.square(v))
+    all_finite = jnp.isfinite(lo) & jnp.isfinite(hi) & jnp.isfinite(total) & jnp.isfinite(squares)
+    lo, hi, total, squares, pivot, slots = jax.lax.cond(
+        all_finite,
+        functools.partial(_pass_all_finite, bins=bins),
+        functools.partial(_pass_masked, bins=bins),
+        v,
+        lo,
+        hi,
+        total,
+        squares,
+    )
     lo_edge, hi_edge = _edges(lo, hi)
     scale = bins / (hi_edge - lo_edge)
-    index = jax.lax.cond(
-        all_finite,
-        functools.partial(_index_all_finite, bins=bins),
-        functools.partial(_index_masked, bins=bins),
-        v,
-        lo_edge,
-        scale,
-    )
-    slots = _histogram(index, bins + 4)
 
     zero_count = slots[bins + _ZERO]
     nan_count = slots[bins + _NAN]
@@ -219,14 +220,20 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
     empty = count == 0
     n = jnp.maximum(count, 1).astype(jnp.float32)
     mean = total / n
-    variance = jnp.maximum(squares / n - jnp.square(mean - pivot), 0.0)
+    variance = squares / n - jnp.square(mean - pivot)
+    # The one-pass variance loses float32 precision when the mean dwarfs the
+    # spread; only then pay for a second, centred pass.
+    ill_conditioned = jnp.square(mean - pivot) > 1e3 * jnp.maximum(variance, 0.0)
+    variance = jax.lax.cond(
+        ill_conditioned, _centred_variance, lambda v, mean, n, variance: variance, v, mean, n, variance
+    )
     nan = jnp.float32(jnp.nan)
     return Summary(
         count=count,
         min=jnp.where(empty, nan, lo),
         max=jnp.where(empty, nan, hi),
         mean=jnp.where(empty, nan, mean),
-        std=jnp.where(empty, nan, jnp.sqrt(variance)),
+        std=jnp.where(empty, nan, jnp.sqrt(jnp.maximum(variance, 0.0))),
         nan_count=nan_count,
         posinf_count=posinf_count,
         neginf_count=neginf_count,

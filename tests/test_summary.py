@@ -148,3 +148,12 @@ def test_sharded_arrays_are_summarized_without_gathering():
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == ["ok", "1"]
+
+
+def test_std_stays_accurate_when_the_mean_dwarfs_the_spread():
+    noise = jax.random.normal(jax.random.key(0), (512, 512)) * 0.01
+    for offset in (1e3, -5e4):
+        x = offset + noise
+        s = summarize(x)
+        np.testing.assert_allclose(float(s.std), float(np.std(np.asarray(x, np.float64))), rtol=1e-2)
+        np.testing.assert_allclose(float(s.mean), offset, rtol=1e-6)
