@@ -93,13 +93,18 @@ def flat_stats(summary: Summary) -> dict[str, float]:
     }
     if n == 0:
         return stats | {"mean": math.nan, "std": math.nan, "min": math.nan, "max": math.nan}
+    if not summary.stacked_shape:
+        return stats | {k: float(getattr(s, k)) for k in ("mean", "std", "min", "max")}
+    # Pool the per-slice statistics, in float64 so that E[x^2] - mean^2 does
+    # not cancel away the spread.
     weights = counts / n
+    means, stds = s.mean.astype(np.float64), s.std.astype(np.float64)
     with np.errstate(invalid="ignore"):
-        mean = float(np.nansum(weights * s.mean))
-        second = float(np.nansum(weights * (np.square(s.std) + np.square(s.mean))))
+        mean = float(np.nansum(weights * means))
+        spread = float(np.nansum(weights * (np.square(stds) + np.square(means - mean))))
     return stats | {
         "mean": mean,
-        "std": math.sqrt(max(second - mean * mean, 0.0)),
+        "std": math.sqrt(spread),
         "min": float(np.nanmin(s.min)),
         "max": float(np.nanmax(s.max)),
     }
