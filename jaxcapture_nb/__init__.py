@@ -1,7 +1,9 @@
 """jaxcapture_nb: see inside Flax models from a notebook.
 
-Record every tensor a model sows with :func:`capture`, and summarize arrays
-on the device with :func:`summarize`.
+Record every tensor a model sows with :func:`capture`, summarize arrays on
+the device with :func:`summarize`, and look at them in a notebook with
+``%load_ext jaxcapture_nb`` and the ``%%capture_intermediates`` cell magic, or
+``Capture.show()``.
 
 Example:
   >>> import jax.numpy as jnp
@@ -15,10 +17,36 @@ from jaxcapture_nb._records import Record
 from jaxcapture_nb._summary import Summary, summarize
 from jaxcapture_nb._warnings import JaxCaptureWarning
 
+
+def __getattr__(name):
+    # The widget needs ipywidgets; import it only when asked for.
+    if name == "CaptureView":
+        from jaxcapture_nb._widgets.capture_view import CaptureView
+
+        return CaptureView
+    raise AttributeError(f"module 'jaxcapture_nb' has no attribute {name!r}")
+
+
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext jaxcapture_nb``: registers ``%%capture_intermediates``."""
+    from jaxcapture_nb._magics import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython):
+    """``%unload_ext jaxcapture_nb``: removes ``%%capture_intermediates``."""
+    from jaxcapture_nb._magics import unload
+
+    unload(ipython)
+
 
 __all__ = [
     "Capture",
+    "CaptureView",
     "JaxCaptureWarning",
     "Record",
     "Summary",

@@ -136,6 +136,23 @@ class Capture:
     def __repr__(self) -> str:
         return self.table()
 
+    def show(self):
+        """The interactive :class:`~jaxcapture_nb.CaptureView` widget of the records."""
+        from jaxcapture_nb._widgets.capture_view import CaptureView  # needs ipywidgets
+
+        return CaptureView(self)
+
+    def plot(self, columns: int = 4, max_sites: int = 32):
+        """A matplotlib Figure with one histogram per recorded array.
+
+        Args:
+          columns: subplots per row.
+          max_sites: at most this many records are drawn (the first ones).
+        """
+        from jaxcapture_nb._plot import plot_histograms
+
+        return plot_histograms(self.records, columns=columns, max_sites=max_sites)
+
 
 def _as_variables(tree: dict[Any, Any]) -> dict[Any, Any]:
     out: dict[Any, Any] = {}

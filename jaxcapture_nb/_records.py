@@ -110,7 +110,8 @@ def flat_stats(summary: Summary) -> dict[str, float]:
     }
 
 
-def _number(x: float) -> str:
+def number_text(x: float) -> str:
+    """A number rounded for display: 4 significant digits, or scientific."""
     if math.isnan(x):
         return "nan"
     if x == 0:
@@ -152,7 +153,7 @@ def _row(record: Record) -> tuple[str, ...]:
     st = flat_stats(s)
     bad = st["nan"] + st["posinf"] + st["neginf"]
     nonfinite = f"{st['nan']}/{st['posinf'] + st['neginf']}" if bad else "-"
-    numbers = (_number(st[k]) for k in ("mean", "std", "min", "max"))
+    numbers = (number_text(st[k]) for k in ("mean", "std", "min", "max"))
     return (*head, *numbers, f"{st['zero_pct']:.1f}", nonfinite)
 
 

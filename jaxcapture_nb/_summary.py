@@ -98,6 +98,9 @@ class Summary:
         return jax.tree.map(np.asarray, self)
 
 
+_ARRAY_FIELDS = tuple(f.name for f in dataclasses.fields(Summary) if not f.metadata.get("static"))
+
+
 def _is_summarizable(x: Any) -> bool:
     return isinstance(x, (jax.Array, np.ndarray, np.generic)) or (
         isinstance(x, (bool, int, float, complex)) and not isinstance(x, type)
@@ -247,9 +250,48 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
     )
 
 
+# Arrays up to this size that share a shape and dtype are summarized by one
+# loop body: compiling the summary once per array costs ~0.1 s each, far more
+# than running it, while for large arrays the copy into a stack would cost more
+# than the compile saves.
+_GROUP_MAX_SIZE = 1 << 16
+
+
+def _groups(leaves: list[Any]) -> list[list[int]]:
+    """Positions of the small arrays that share a shape and dtype, two or more."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, x in enumerate(leaves):
+        if x.size <= _GROUP_MAX_SIZE:
+            groups.setdefault((x.shape, x.dtype), []).append(i)
+    return [members for members in groups.values() if len(members) > 1]
+
+
 @functools.partial(jax.jit, static_argnames="bins")
-def _summarize_leaves(leaves: list[jax.Array], bins: int) -> list[Summary]:
-    return [_summarize_array(x, bins) for x in leaves]
+def _summarize_leaves(leaves: list[jax.Array], bins: int) -> tuple[list[Summary | None], list[Summary]]:
+    """One program: each large or lone array alone, each small group in a loop.
+
+    Returns the lone summaries (None where the array is in a group) and one
+    stacked summary per group of :func:`_groups`.
+    """
+    groups = _groups(leaves)
+    grouped = {i for members in groups for i in members}
+    lone = [None if i in grouped else _summarize_array(x, bins) for i, x in enumerate(leaves)]
+    stacked = [
+        jax.lax.map(lambda x: _summarize_array(x, bins), jnp.stack([leaves[i] for i in members]))
+        for members in groups
+    ]
+    return lone, stacked
+
+
+def _summaries(leaves: list[jax.Array], bins: int) -> list[Summary]:
+    lone, stacked = _summarize_leaves(leaves, bins=bins)
+    out = list(lone)
+    for members, group in zip(_groups(leaves), stacked, strict=True):
+        # Plain indexing: one cached dispatch per slice, where jnp.unstack
+        # would compile an op with one output per member.
+        for k, i in enumerate(members):
+            out[i] = dataclasses.replace(group, **{f: getattr(group, f)[k] for f in _ARRAY_FIELDS})
+    return out
 
 
 def summarize(tree: Any, bins: int = DEFAULT_BINS) -> Any:
@@ -287,7 +329,7 @@ def summarize(tree: Any, bins: int = DEFAULT_BINS) -> Any:
     }
     # Key arrays cannot pass through float conversions; keep them out of jit.
     numeric = [(i, a) for i, a in zip(positions, arrays, strict=True) if i not in keys]
-    results = _summarize_leaves([a for _, a in numeric], bins=bins) if numeric else []
+    results = _summaries([a for _, a in numeric], bins) if numeric else []
     out: list[Any] = [None] * len(leaves)
     for (i, _), summary in zip(numeric, results, strict=True):
         out[i] = summary

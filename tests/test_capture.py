@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import Block, ConvNet
 from flax import nnx
+from models import Block, ConvNet
 
 from jaxcapture_nb import Capture, JaxCaptureWarning, capture
 

@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import LinenNet
+from models import LinenNet
 
 from jaxcapture_nb import capture
 

@@ -132,8 +132,8 @@ SHARDED = textwrap.dedent(
     sharded = jax.device_put(x, NamedSharding(mesh, P("data", "model")))
     hlo = _summarize_leaves.lower([sharded], bins=64).compile().as_text()
     assert "all-gather" not in hlo, "summarize gathers the array"
-    (got,) = _summarize_leaves([sharded], bins=64)
-    (want,) = _summarize_leaves([x], bins=64)
+    (got,), _ = _summarize_leaves([sharded], bins=64)
+    (want,), _ = _summarize_leaves([x], bins=64)
     for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5)
     print("ok", int(got.nan_count))
@@ -157,3 +157,11 @@ def test_std_stays_accurate_when_the_mean_dwarfs_the_spread():
         s = summarize(x)
         np.testing.assert_allclose(float(s.std), float(np.std(np.asarray(x, np.float64))), rtol=1e-2)
         np.testing.assert_allclose(float(s.mean), offset, rtol=1e-6)
+
+
+def test_many_small_arrays_share_one_compiled_summary():
+    xs = [jnp.full((8, 8), float(i)) for i in range(300)] + [jnp.arange(5.0)]
+    out = summarize(xs, bins=4)
+    assert [float(s.mean) for s in out[:300]] == [float(i) for i in range(300)]
+    assert out[0].shape == (8, 8) and out[0].hist.shape == (4,) and int(out[299].count) == 64
+    np.testing.assert_allclose(float(out[-1].std), np.std(np.arange(5.0)), rtol=1e-6)

@@ -1,0 +1,155 @@
+"""%%capture_intermediates: a cell magic that is a thin layer over capture().
+
+The magic runs the cell's code itself rather than through a nested
+``run_cell``, so an exception leaves the magic and the cell counts as failed
+for IPython, nbclient, papermill and nbval alike.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from typing import Any
+
+from flax import linen as nn
+from flax import nnx
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from jaxcapture_nb._capture import capture
+from jaxcapture_nb._recorder import KEEP_MODES
+
+
+def _is_flax_module(value: Any) -> bool:
+    return isinstance(value, (nnx.Module, nn.Module))
+
+
+def _variable_types(names: str | None, namespace: dict[str, Any]) -> tuple[type, ...]:
+    if not names:
+        return ()
+    types = []
+    for name in (n.strip() for n in names.split(",") if n.strip()):
+        found = namespace.get(name, getattr(nnx, name, None))
+        if not (isinstance(found, type) and issubclass(found, nnx.Variable)):
+            raise UsageError(
+                f"--types: {name!r} is not an nnx.Variable type. Use names such as "
+                "Intermediate,Perturbation, or a Variable subclass defined in the notebook."
+            )
+        types.append(found)
+    return tuple(types)
+
+
+def _models(expressions: list[str], namespace: dict[str, Any]) -> dict[str, Any]:
+    if not expressions:
+        found = {name: v for name, v in namespace.items() if not name.startswith("_") and _is_flax_module(v)}
+        # A module reachable from another one is captured through it.
+        inner = {
+            id(m)
+            for v in found.values()
+            if isinstance(v, nnx.Module)
+            for path, m in nnx.iter_modules(v)
+            if path
+        }
+        models = {name: v for name, v in found.items() if id(v) not in inner}
+        if not models:
+            raise UsageError(
+                "%%capture_intermediates found no Flax module in the notebook's variables; "
+                "name the model to capture: %%capture_intermediates model"
+            )
+        return models
+    models = {}
+    for expression in expressions:
+        try:
+            value = eval(expression, namespace)  # noqa: S307 - the user's own notebook expression
+        except Exception as e:
+            raise UsageError(f"%%capture_intermediates: could not evaluate {expression!r}: {e}") from None
+        if not _is_flax_module(value):
+            raise UsageError(
+                f"%%capture_intermediates: {expression!r} is a {type(value).__name__}, not a "
+                "flax.nnx.Module or flax.linen.Module; name the model whose sows to capture."
+            )
+        models[expression] = value
+    return models
+
+
+def _run(shell: Any, cell: str, namespace: dict[str, Any]) -> None:
+    """Runs a cell's code like IPython would: the last expression is displayed."""
+    tree = ast.parse(cell, mode="exec")
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    filename = shell.compile.cache(cell) if hasattr(shell.compile, "cache") else "<cell>"
+    exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - the user's own cell
+    if last is not None:
+        value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
+        if value is not None:
+            shell.displayhook(value)
+
+
+@magics_class
+class CaptureMagics(Magics):
+    """The ``%%capture_intermediates`` cell magic."""
+
+    @magic_arguments()
+    @argument("models", nargs="*", help="Flax modules to capture (default: every module in the notebook)")
+    @argument("--types", default=None, help="Variable types by name, e.g. Intermediate,Perturbation")
+    @argument("--methods", action="store_true", help="also record every submodule's method outputs")
+    @argument("--include", default=None, help="keep only sites whose dotted path matches this regex")
+    @argument("--keep", default="all", choices=KEEP_MODES, help="all | last | summary")
+    @argument("--bins", type=int, default=64, help="histogram bins")
+    @argument("--out", default="_capture", help="variable that receives the Capture")
+    @argument("--no-display", action="store_true", help="do not display the widget")
+    @cell_magic
+    def capture_intermediates(self, line: str, cell: str) -> None:
+        """Runs the cell inside ``capture()`` and shows what the model sowed.
+
+        ``%%capture_intermediates model --methods --keep last --out cap`` stands for::
+
+            with jaxcapture_nb.capture(model, methods=True, keep="last") as cap:
+                <the cell>
+            display(cap.show())
+
+        With several models, ``--out`` receives a dict of their captures by name.
+        If the cell raises, the traceback shows, the cell fails, and the partial
+        capture is still displayed and bound.
+        """
+        args = parse_argstring(self.capture_intermediates, line)
+        namespace = self.shell.user_ns
+        if args.bins < 1:
+            raise UsageError(f"--bins must be a positive integer, got {args.bins}")
+        var_types = _variable_types(args.types, namespace)
+        models = _models(args.models, namespace)
+        try:
+            captures = {
+                name: capture(
+                    model,
+                    *(var_types if isinstance(model, nnx.Module) else ()),
+                    methods=args.methods,
+                    include=args.include,
+                    keep=args.keep,
+                    bins=args.bins,
+                )
+                for name, model in models.items()
+            }
+        except (TypeError, ValueError) as e:
+            raise UsageError(f"%%capture_intermediates: {e}") from None
+        try:
+            with contextlib.ExitStack() as stack:
+                for cap in captures.values():
+                    stack.enter_context(cap)
+                _run(self.shell, cell, namespace)
+        finally:
+            namespace[args.out] = next(iter(captures.values())) if len(captures) == 1 else captures
+            if not args.no_display:
+                for cap in captures.values():
+                    display(cap.show())
+
+
+def load(shell: Any) -> None:
+    """Registers the magics on an IPython shell (``%load_ext jaxcapture_nb``)."""
+    shell.register_magics(CaptureMagics)
+
+
+def unload(shell: Any) -> None:
+    """Removes the magics again (``%unload_ext jaxcapture_nb``)."""
+    shell.magics_manager.magics["cell"].pop("capture_intermediates", None)

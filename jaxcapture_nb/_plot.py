@@ -1,0 +1,40 @@
+"""Capture.plot(): the histograms as a matplotlib Figure, for papers and exports."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from jaxcapture_nb._records import Record
+
+
+def plot_histograms(records: Sequence[Record], columns: int = 4, max_sites: int = 32) -> Figure:
+    """One small histogram per record that has a summary.
+
+    Args:
+      records: the records to plot, in order.
+      columns: subplots per row.
+      max_sites: at most this many records are drawn (the first ones).
+
+    Returns:
+      A ``matplotlib.figure.Figure`` (not attached to pyplot's global state).
+    """
+    shown = [r for r in records if r.summary is not None and r.summary.reason is None][:max_sites]
+    rows = max(1, math.ceil(len(shown) / columns))
+    figure = Figure(figsize=(3.2 * min(columns, max(len(shown), 1)), 2.2 * rows), layout="constrained")
+    if not shown:
+        figure.text(0.5, 0.5, "no array was sowed", ha="center", va="center")
+        return figure
+    for k, record in enumerate(shown):
+        ax = figure.add_subplot(rows, min(columns, len(shown)), k + 1)
+        s = record.summary
+        hist = np.asarray(s.hist).reshape(-1, s.bins).sum(axis=0)
+        edges = np.asarray(s.edges).reshape(-1, s.bins + 1)
+        lo, hi = edges[:, 0].min(), edges[:, -1].max()
+        ax.stairs(hist, np.linspace(lo, hi, s.bins + 1), fill=True, color="#4c78a8")
+        ax.set_title(f"{record.site} [{record.call_index}]", fontsize=8)
+        ax.tick_params(labelsize=7)
+    return figure

@@ -1,0 +1,1 @@
+"""Notebook views of a capture: the interactive widget and its static fallback."""

@@ -1,0 +1,101 @@
+"""CaptureView: the interactive table of a capture (anywidget; JS in js/)."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import anywidget
+import traitlets as t
+
+from jaxcapture_nb._records import flat_stats, format_table
+from jaxcapture_nb._widgets import payload
+from jaxcapture_nb._widgets.static import static_html
+
+
+def _front_end(name: str) -> pathlib.Path:
+    # A wheel ships the files in jaxcapture_nb/static; a source checkout has
+    # them in js/ at the top of the repository.
+    here = pathlib.Path(__file__).resolve().parent.parent
+    shipped = here / "static" / name
+    return shipped if shipped.exists() else here.parent / "js" / name
+
+
+class CaptureView(anywidget.AnyWidget):
+    """Every sowed value of a capture: sortable, filterable, with histograms.
+
+    Selecting a row shows its histogram and, for arrays with two or more
+    dimensions whose value was kept, a heatmap of a 2-D slice computed on the
+    device. Saved notebooks keep a plain-text and a script-free HTML table.
+
+    Args:
+      capture: the :class:`~jaxcapture_nb.Capture` to show.
+    """
+
+    _esm = _front_end("capture_view.js")
+    _css = _front_end("capture_view.css")
+
+    _sites = t.List().tag(sync=True)
+    _stats = t.Bytes().tag(sync=True)
+    _hists = t.Bytes().tag(sync=True)
+    _bins = t.Int(0).tag(sync=True)
+    _stat_columns = t.List(list(payload.STAT_COLUMNS)).tag(sync=True)
+    _first_nonfinite = t.Int(-1).tag(sync=True)
+    _selected = t.Int(-1).tag(sync=True)
+    _slice_index = t.List(t.Int()).tag(sync=True)
+    _heatmap = t.Bytes().tag(sync=True)
+    _heatmap_shape = t.List(t.Int()).tag(sync=True)
+    _heatmap_range = t.List(t.Float()).tag(sync=True)
+    _heatmap_note = t.Unicode("").tag(sync=True)
+    _heatmap_site = t.Int(-1).tag(sync=True)  # the site the heatmap belongs to
+
+    def __init__(self, capture: Any, **kwargs: Any):
+        records = capture.records
+        self._records = records
+        first = capture.first_nonfinite()
+        super().__init__(
+            _sites=payload.site_rows(records),
+            _stats=payload.stats_buffer(records),
+            _hists=payload.hist_buffer(records, capture.bins),
+            _bins=capture.bins,
+            _first_nonfinite=-1 if first is None else next(i for i, r in enumerate(records) if r is first),
+            **kwargs,
+        )
+
+    @t.observe("_selected", "_slice_index")
+    def _update_heatmap(self, change: Any) -> None:
+        i = self._selected
+        if not 0 <= i < len(self._records):
+            return
+        record = self._records[i]
+        if record.value is None or record.shape is None or len(record.shape) < 2:
+            reason = (
+                "keep='summary' kept no values" if record.value is None else "needs two or more dimensions"
+            )
+            with self.hold_sync():
+                self._heatmap, self._heatmap_shape = b"", []
+                self._heatmap_note = f"No heatmap: {reason}."
+                self._heatmap_site = i
+            return
+        stats = flat_stats(record.summary) if record.summary is not None else {}
+        pixels, shape, value_range = payload.heatmap(
+            record.value, self._slice_index, stats.get("mean", 0.0), stats.get("std", 1.0)
+        )
+        with self.hold_sync():
+            self._heatmap = pixels
+            self._heatmap_shape = shape
+            self._heatmap_range = value_range
+            self._heatmap_note = ""
+            self._heatmap_site = i
+
+    def __repr__(self) -> str:
+        return format_table(self._records)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle
+        data["text/plain"] = format_table(self._records)
+        data["text/html"] = static_html(self._records)
+        return data, metadata

@@ -1,0 +1,68 @@
+"""CaptureView in a real JupyterLab and Chromium."""
+
+from page_checks import blank_canvas, screenshot
+
+SETUP = """
+import jax, jax.numpy as jnp
+from flax import nnx
+
+class Net(nnx.Module):
+    def __init__(self, rngs):
+        self.conv = nnx.Conv(1, 4, kernel_size=(3, 3), rngs=rngs)
+        self.head = nnx.Linear(4 * 8 * 8, 10, rngs=rngs)
+
+    def __call__(self, x):
+        h = nnx.relu(self.conv(x))
+        self.sow(nnx.Intermediate, "features", h)
+        self.sow(nnx.Intermediate, "<img src=x onerror=window.__pwned=1>", h.mean())
+        logits = self.head(h.reshape(x.shape[0], -1))
+        self.sow(nnx.Intermediate, "log_logits", jnp.log(logits))
+        return logits
+
+model = Net(nnx.Rngs(0))
+x = jax.random.normal(jax.random.key(1), (2, 8, 8, 1))
+"""
+
+MAGIC = """%%capture_intermediates model --methods
+y = model(x)
+"""
+
+
+def test_rows_histogram_heatmap_filter_escaping_and_nonfinite_flag(open_notebook):
+    page = open_notebook("capture_view.ipynb", [SETUP, "%load_ext jaxcapture_nb", MAGIC])
+    view = page.wait_for_selector(".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000)
+    view.scroll_into_view_if_needed()
+
+    # Rows: three sows and three method outputs, names shown as text.
+    names = page.eval_on_selector_all(".jcnb-body-row", "rows => rows.map(r => r.children[1].textContent)")
+    assert sorted(names) == sorted(
+        ["__call__", "__call__", "features", "<img src=x onerror=window.__pwned=1>", "__call__", "log_logits"]
+    )
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.query_selector(".jcnb-root img") is None
+
+    # The first non-finite site is flagged at the top; clicking it selects it.
+    flag = page.wait_for_selector(".jcnb-flag", state="visible")
+    assert "log_logits" in flag.text_content()
+    flag.click()
+    page.wait_for_selector("canvas.jcnb-hist[data-drawn=true]")
+    assert not blank_canvas(page, "canvas.jcnb-hist")
+
+    # A 4-D site: its histogram and, after a round trip to the kernel, a heatmap.
+    page.click(".jcnb-body-row:has(span:text-is('features'))")
+    page.wait_for_selector("canvas.jcnb-heat[data-drawn=true]", timeout=60_000)
+    assert not blank_canvas(page, "canvas.jcnb-heat")
+    assert page.eval_on_selector_all(".jcnb-axis-input", "inputs => inputs.length") == 2
+    page.check(".jcnb-log input")
+    screenshot(page, "capture_view_selected")
+
+    # Sorting by mean puts the largest first; NaN means sort last.
+    page.click(".jcnb-head span[data-key=mean]")
+    first = page.eval_on_selector(".jcnb-body-row[style*='top: 0px']", "r => r.children[1].textContent")
+    assert first != "log_logits"
+
+    # The filter narrows the rows to matching paths.
+    page.fill(".jcnb-filter", "^head")
+    page.wait_for_selector(".jcnb-root[data-visible-rows='1']")
+    assert page.eval_on_selector_all(".jcnb-body-row", "rows => rows.length") == 1
+    screenshot(page, "capture_view_filtered")

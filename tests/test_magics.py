@@ -1,0 +1,123 @@
+"""%%capture_intermediates, tested on a real IPython shell."""
+
+import jax.numpy as jnp
+import pytest
+from flax import nnx
+from models import ConvNet
+
+from jaxcapture_nb import Capture
+
+
+def has_captures(model) -> bool:
+    return any("__captures__" in vars(m) for _, m in nnx.iter_modules(model))
+
+
+@pytest.fixture
+def namespace(ipython):
+    model = ConvNet(nnx.Rngs(0))
+    model.eval()
+    ipython.user_ns.update(model=model, x=jnp.ones((2, 8, 8, 1)), ran=[])
+    yield ipython.user_ns
+    for name in ("model", "x", "ran", "cap", "other", "y"):
+        ipython.user_ns.pop(name, None)
+
+
+def test_load_and_unload_register_the_magic(ipython):
+    assert "capture_intermediates" in ipython.magics_manager.magics["cell"]
+    ipython.run_line_magic("unload_ext", "jaxcapture_nb")
+    assert "capture_intermediates" not in ipython.magics_manager.magics["cell"]
+    ipython.run_line_magic("load_ext", "jaxcapture_nb")
+
+
+def test_the_cell_runs_normally_and_the_capture_is_bound(ipython, namespace, capsys):
+    result = ipython.run_cell(
+        "%%capture_intermediates model --no-display\nprint('hello')\ny = model(x)\ny.shape"
+    )
+    assert result.success
+    out = capsys.readouterr().out
+    assert "hello" in out and "(2, 10)" in out  # prints and the last expression
+    cap = namespace["_capture"]
+    assert isinstance(cap, Capture) and [r.site for r in cap.records] == ["features", "logits"]
+    assert not has_captures(namespace["model"])
+
+
+def test_options_map_to_capture_arguments(ipython, namespace):
+    cell = "%%capture_intermediates model --methods --include head --keep last --bins 8 --out cap --no-display\nmodel(x)\nmodel(x)"
+    assert ipython.run_cell(cell).success
+    cap = namespace["cap"]
+    assert (cap.keep, cap.bins, cap.methods) == ("last", 8, True)
+    assert [r.site for r in cap.records] == ["head.__call__"]
+    assert cap.records[0].summary.bins == 8
+
+
+def test_every_module_is_captured_when_none_is_named(ipython, namespace):
+    namespace["other"] = ConvNet(nnx.Rngs(1))
+    namespace["head"] = namespace["model"].head  # part of model: captured through it
+    try:
+        assert ipython.run_cell("%%capture_intermediates --no-display\nmodel(x)\nother(x)").success
+    finally:
+        namespace.pop("head")
+    captures = namespace["_capture"]
+    assert set(captures) == {"model", "other"}
+    assert all(len(c.records) == 2 for c in captures.values())
+
+
+def test_types_option_takes_variable_type_names(ipython, namespace):
+    class Model(nnx.Module):
+        def __call__(self, x):
+            x = self.perturb("dx", x)
+            self.sow(nnx.Intermediate, "y", x)
+            return x
+
+    namespace["model"] = Model()
+    assert ipython.run_cell(
+        "%%capture_intermediates model --types Perturbation --no-display\nmodel(x)"
+    ).success
+    assert [(r.site, r.var_type) for r in namespace["_capture"].records] == [("dx", nnx.Perturbation)]
+
+
+def test_a_failing_cell_fails_keeps_the_partial_capture_and_leaves_the_model_clean(
+    ipython, namespace, capsys
+):
+    result = ipython.run_cell(
+        "%%capture_intermediates model --no-display\nmodel(x)\nraise ValueError('boom')"
+    )
+    assert not result.success and isinstance(result.error_in_exec, ValueError)
+    assert capsys.readouterr().out.count("ValueError: boom") == 1
+    assert len(namespace["_capture"].records) == 2
+    assert not has_captures(namespace["model"])
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("missing_model", "could not evaluate 'missing_model'"),
+        ("x", "is a ArrayImpl, not a flax.nnx.Module"),
+        ("model --keep often", "invalid choice: 'often'"),
+        ("model --types Param2", "'Param2' is not an nnx.Variable type"),
+        ("model --include (", "not a valid regular expression"),
+        ("model --bins 0", "--bins must be a positive integer"),
+    ],
+)
+def test_bad_options_are_usage_errors_and_the_body_does_not_run(ipython, namespace, capsys, line, message):
+    result = ipython.run_cell(f"%%capture_intermediates {line}\nran.append(1)")
+    assert not result.success
+    assert message in capsys.readouterr().err + str(result.error_in_exec)
+    assert namespace["ran"] == []
+
+
+def test_the_widget_is_displayed_after_the_cell(ipython, namespace):
+    shown = []
+    ipython.display_pub.publish = lambda data, **kw: shown.append(data)
+    try:
+        assert ipython.run_cell("%%capture_intermediates model\nmodel(x);").success
+    finally:
+        del ipython.display_pub.publish
+    (bundle,) = shown
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"] == namespace["_capture"].table()
+
+
+def test_the_docstring_shows_the_with_block(ipython):
+    doc = ipython.magics_manager.magics["cell"]["capture_intermediates"].__doc__
+    assert "with jaxcapture_nb.capture(model, methods=True" in doc
