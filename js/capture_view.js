@@ -163,7 +163,7 @@ function render({ model, el }) {
     scroller.style.height = `${Math.max(1, Math.min(order.length, VISIBLE_ROWS)) * ROW_HEIGHT}px`;
     root.dataset.visibleRows = String(order.length);
     title.textContent = `${sites.length} sowed value${sites.length === 1 ? "" : "s"}` + (order.length < sites.length ? `, ${order.length} shown` : "");
-    drawRows();
+    drawRows(true);
   }
 
   function sparkline(i) {
@@ -182,10 +182,16 @@ function render({ model, el }) {
     return canvas;
   }
 
-  function drawRows() {
-    for (const old of [...scroller.querySelectorAll(".jcnb-body-row")]) old.remove();
+  let drawn = "";
+  // Rebuilds the visible rows only when what they show changes: replacing a
+  // row between mousedown and mouseup would swallow the click.
+  function drawRows(force = false) {
     const first = Math.floor(scroller.scrollTop / ROW_HEIGHT);
     const last = Math.min(order.length, first + VISIBLE_ROWS + 2);
+    const key = `${first}:${last}`;
+    if (!force && key === drawn) return;
+    drawn = key;
+    for (const old of [...scroller.querySelectorAll(".jcnb-body-row")]) old.remove();
     for (let k = first; k < last; k++) {
       const i = order[k];
       const s = sites[i];
@@ -210,7 +216,6 @@ function render({ model, el }) {
         const note = h("span", "jcnb-cell jcnb-note", s.note);
         row.append(note);
       }
-      row.addEventListener("click", () => select(i));
       scroller.appendChild(row);
     }
   }
@@ -315,7 +320,7 @@ function render({ model, el }) {
     const s = sites[i];
     detailTitle.textContent = `${s.path ? `${s.path}.` : ""}${s.name} [call ${s.call}] ${shapeText(s)} ${s.dtype}` + (s.note ? ` (${s.note})` : "");
     root.dataset.selected = String(i);
-    drawRows();
+    drawRows(true);
     drawHistogram();
     model.set("_slice_index", []);
     model.set("_selected", i);
@@ -354,6 +359,10 @@ function render({ model, el }) {
   }
 
   const onScroll = () => drawRows();
+  const onRowClick = (event) => {
+    const row = event.target instanceof Element ? event.target.closest(".jcnb-body-row") : null;
+    if (row) select(Number(row.dataset.site));
+  };
   const onFilter = () => recompute();
   const onLog = () => drawHistogram();
   const onFlag = () => select(Number(flag.dataset.site));
@@ -361,6 +370,7 @@ function render({ model, el }) {
     tip.style.display = "none";
   };
   scroller.addEventListener("scroll", onScroll);
+  scroller.addEventListener("click", onRowClick);
   filter.addEventListener("input", onFilter);
   logBox.addEventListener("change", onLog);
   flag.addEventListener("click", onFlag);

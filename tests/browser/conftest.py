@@ -106,7 +106,10 @@ def open_notebook(lab, browser):
         nbformat.write(nb, root / name)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         pages.append(page)
-        page.goto(f"{url}/lab/tree/{name}?token={token}")
+        # A fresh workspace per notebook: JupyterLab would otherwise reopen the
+        # tabs (and live widgets) of earlier tests.
+        workspace = f"test-{secrets.token_hex(4)}"
+        page.goto(f"{url}/lab/workspaces/{workspace}/tree/{name}?token={token}&reset")
         page.wait_for_function(
             "() => { const s = document.querySelector('#jp-main-statusbar');"
             " return s && s.textContent.includes('Idle'); }",

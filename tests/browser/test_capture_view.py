@@ -66,3 +66,35 @@ def test_rows_histogram_heatmap_filter_escaping_and_nonfinite_flag(open_notebook
     page.wait_for_selector(".jcnb-root[data-visible-rows='1']")
     assert page.eval_on_selector_all(".jcnb-body-row", "rows => rows.length") == 1
     screenshot(page, "capture_view_filtered")
+
+
+MANY = """
+import jax.numpy as jnp
+from flax import nnx
+from jaxcapture_nb import capture
+
+class Many(nnx.Module):
+    def __call__(self, x):
+        for i in range(1000):
+            self.sow(nnx.Intermediate, f"site{i:04d}", x * i)
+        return x
+
+many = Many()
+with capture(many, keep="summary") as cap:
+    many(jnp.ones((8, 8)))
+cap.show()
+"""
+
+
+def test_a_thousand_sites_render_only_the_visible_rows(open_notebook):
+    page = open_notebook("many.ipynb", [MANY])
+    page.wait_for_selector(".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000)
+    assert page.text_content(".jcnb-title") == "1000 sowed values"
+    assert page.eval_on_selector_all(".jcnb-body-row", "rows => rows.length") <= 20
+    page.eval_on_selector(".jcnb-scroller", "s => { s.scrollTop = s.scrollHeight; }")
+    page.wait_for_selector(".jcnb-body-row:has(span:text-is('site0999'))")
+    assert page.eval_on_selector_all(".jcnb-body-row", "rows => rows.length") <= 20
+    page.click(".jcnb-body-row:has(span:text-is('site0999'))")
+    page.wait_for_selector("canvas.jcnb-hist[data-drawn=true]")
+    assert page.eval_on_selector(".jcnb-root", "r => r.dataset.selected") == "999"
+    screenshot(page, "capture_view_1000_sites")
