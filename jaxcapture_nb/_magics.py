@@ -26,6 +26,13 @@ def _is_flax_module(value: Any) -> bool:
     return isinstance(value, (nnx.Module, nn.Module))
 
 
+def _unquote(text: str | None) -> str | None:
+    # IPython splits magic arguments without removing quotes.
+    if text and len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
 def _variable_types(names: str | None, namespace: dict[str, Any]) -> tuple[type, ...]:
     if not names:
         return ()
@@ -125,7 +132,7 @@ class CaptureMagics(Magics):
                     model,
                     *(var_types if isinstance(model, nnx.Module) else ()),
                     methods=args.methods,
-                    include=args.include,
+                    include=_unquote(args.include),
                     keep=args.keep,
                     bins=args.bins,
                 )

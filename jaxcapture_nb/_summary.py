@@ -250,20 +250,21 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
     )
 
 
-# Arrays up to this size that share a shape and dtype are summarized by one
-# loop body: compiling the summary once per array costs ~0.1 s each, far more
-# than running it, while for large arrays the copy into a stack would cost more
-# than the compile saves.
+# Many arrays up to this size that share a shape and dtype are summarized by
+# one loop body: compiling the summary once per array costs ~0.1 s each, far
+# more than running it. Large arrays would pay more for the copy into a stack,
+# and small groups more for taking the stacked result apart again.
 _GROUP_MAX_SIZE = 1 << 16
+_GROUP_MIN_MEMBERS = 16
 
 
 def _groups(leaves: list[Any]) -> list[list[int]]:
-    """Positions of the small arrays that share a shape and dtype, two or more."""
+    """Positions of small arrays that share a shape and dtype, in sizeable groups."""
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, x in enumerate(leaves):
         if x.size <= _GROUP_MAX_SIZE:
             groups.setdefault((x.shape, x.dtype), []).append(i)
-    return [members for members in groups.values() if len(members) > 1]
+    return [members for members in groups.values() if len(members) >= _GROUP_MIN_MEMBERS]
 
 
 @functools.partial(jax.jit, static_argnames="bins")

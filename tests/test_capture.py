@@ -460,3 +460,19 @@ def test_models_with_lists_of_layers_under_grad():
     sites = [r.site for r in cap.records]
     assert sites[:4] == ["layers.0.__call__", "act0", "layers.1.__call__", "act1"]
     assert not has_captures(model) and "append" not in [s.rsplit(".", 1)[-1] for s in sites]
+
+
+def test_a_submodule_shared_between_two_places_is_captured_once(images):
+    class Twice(nnx.Module):
+        def __init__(self, rngs):
+            block = Block(4, rngs)
+            self.first, self.second = block, block
+
+        def __call__(self, x):
+            return self.second(self.first(x))
+
+    model = Twice(nnx.Rngs(0))
+    with capture(model) as cap:
+        model(jnp.ones((2, 4)))
+    assert [(r.site, r.call_index) for r in cap.records] == [("first.act", 0), ("first.act", 1)]
+    assert not has_captures(model)

@@ -50,6 +50,13 @@ def test_options_map_to_capture_arguments(ipython, namespace):
     assert cap.records[0].summary.bins == 8
 
 
+def test_quoted_regular_expressions_lose_their_quotes(ipython, namespace):
+    assert ipython.run_cell(
+        '%%capture_intermediates model --include "features|logits" --no-display\nmodel(x)'
+    ).success
+    assert len(namespace["_capture"].records) == 2
+
+
 def test_every_module_is_captured_when_none_is_named(ipython, namespace):
     namespace["other"] = ConvNet(nnx.Rngs(1))
     namespace["head"] = namespace["model"].head  # part of model: captured through it

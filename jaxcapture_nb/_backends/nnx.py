@@ -168,6 +168,18 @@ jax.tree_util.register_pytree_with_keys(
 )
 
 
+def _iter_modules(model: nnx.Module) -> list[tuple[tuple[Any, ...], nnx.Module]]:
+    """``nnx.iter_modules``, in Flax's ~3x faster tree mode when it applies.
+
+    Tree mode refuses models that share a submodule (or a Variable) between
+    two places; graph mode handles them, listing each module once.
+    """
+    try:
+        return list(nnx.iter_modules(model, graph=False))
+    except ValueError:
+        return list(nnx.iter_modules(model, graph=True))
+
+
 def _warn_sowed_attributes(modules, var_types) -> None:
     for path, module in modules:
         for attr, value in vars(module).items():
@@ -252,7 +264,7 @@ class NnxCapture:
         # nnx.List/nnx.Dict are containers: they never sow, and an attribute
         # next to their integer keys would break Flax's sorting of state paths.
         modules = [
-            (path, m) for path, m in nnx.iter_modules(self.model) if not isinstance(m, (Sequence, Mapping))
+            (path, m) for path, m in _iter_modules(self.model) if not isinstance(m, (Sequence, Mapping))
         ]
         for path, module in modules:
             if "__captures__" in vars(module):

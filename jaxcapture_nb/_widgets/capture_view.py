@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 from typing import Any
 
@@ -51,14 +52,16 @@ class CaptureView(anywidget.AnyWidget):
 
     def __init__(self, capture: Any, **kwargs: Any):
         records = capture.records
-        self._records = records
-        first = capture.first_nonfinite()
+        summaries = payload.host_summaries(records)
+        # Host copies: the text and HTML tables read them without transfers.
+        self._records = [dataclasses.replace(r, summary=s) for r, s in zip(records, summaries, strict=True)]
+        stats = payload.stats_table(summaries)
         super().__init__(
-            _sites=payload.site_rows(records),
-            _stats=payload.stats_buffer(records),
-            _hists=payload.hist_buffer(records, capture.bins),
+            _sites=payload.site_rows(records, summaries),
+            _stats=stats.tobytes(),
+            _hists=payload.hist_buffer(summaries, capture.bins),
             _bins=capture.bins,
-            _first_nonfinite=-1 if first is None else next(i for i, r in enumerate(records) if r is first),
+            _first_nonfinite=payload.first_nonfinite(stats),
             **kwargs,
         )
 

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcapture_nb._records import Record, flat_stats
+from jaxcapture_nb._summary import Summary
 
 # Column order of the stats buffer, shared with js/capture_view.js.
 STAT_COLUMNS = ("mean", "std", "min", "max", "zero_pct", "nan", "posinf", "neginf", "count", "lo", "hi")
@@ -33,11 +34,15 @@ def _type_name(var_type: Any) -> str:
     return var_type if isinstance(var_type, str) else getattr(var_type, "__name__", str(var_type))
 
 
-def site_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
+def host_summaries(records: Sequence[Record]) -> list[Summary | None]:
+    """Every record's summary on the host, fetched in one transfer."""
+    return jax.device_get([r.summary for r in records])
+
+
+def site_rows(records: Sequence[Record], summaries: Sequence[Summary | None]) -> list[dict[str, Any]]:
     """The text of each row: names and shapes, never numbers to plot."""
     rows = []
-    for r in records:
-        s = r.summary
+    for r, s in zip(records, summaries, strict=True):
         rows.append(
             {
                 "path": ".".join(str(p) for p in r.path),
@@ -54,29 +59,34 @@ def site_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
     return rows
 
 
-def stats_buffer(records: Sequence[Record]) -> bytes:
+def stats_table(summaries: Sequence[Summary | None]) -> np.ndarray:
     """float64 [n_sites, len(STAT_COLUMNS)]; NaN where a site has no summary."""
-    out = np.full((len(records), len(STAT_COLUMNS)), np.nan)
-    for i, r in enumerate(records):
-        s = r.summary
+    out = np.full((len(summaries), len(STAT_COLUMNS)), np.nan)
+    for i, s in enumerate(summaries):
         if s is None or s.reason is not None:
             continue
         st = flat_stats(s)
         lo, hi = np.asarray(s.lo, np.float64), np.asarray(s.hi, np.float64)
         st |= {"lo": float(lo.min()), "hi": float(hi.max())}
         out[i] = [st[c] for c in STAT_COLUMNS]
-    return out.tobytes()
+    return out
 
 
-def hist_buffer(records: Sequence[Record], bins: int) -> bytes:
+def first_nonfinite(stats: np.ndarray) -> int:
+    """Row of the first site holding a NaN or Inf, -1 if none."""
+    columns = [STAT_COLUMNS.index(c) for c in ("nan", "posinf", "neginf")]
+    bad = np.flatnonzero(np.nansum(stats[:, columns], axis=1) > 0)
+    return int(bad[0]) if bad.size else -1
+
+
+def hist_buffer(summaries: Sequence[Summary | None], bins: int) -> bytes:
     """int32 [n_sites, bins]; stacked (scan/vmap) histograms are added up.
 
     Slices of a stacked summary have their own ranges, so their sum is exact
     only in total; the view labels such sites as stacked.
     """
-    out = np.zeros((len(records), bins), np.int32)
-    for i, r in enumerate(records):
-        s = r.summary
+    out = np.zeros((len(summaries), bins), np.int32)
+    for i, s in enumerate(summaries):
         if s is None or s.reason is not None or s.bins != bins:
             continue
         hist = np.asarray(s.hist)

@@ -1,0 +1,68 @@
+"""%%capture_intermediates overhead on an eager forward pass of a small model.
+
+Target: the magic cell takes at most 1.2x the plain cell plus the construction
+(and display) of the widget it shows. Measured on a real IPython shell,
+round-robin; displays go to a publisher that drops them, as there is no
+front end.
+"""
+
+import jax
+from _timing import compare
+from flax import nnx
+from IPython.display import display
+from IPython.testing.globalipapp import get_ipython
+
+from jaxcapture_nb import CaptureView, capture
+
+
+class SmallCNN(nnx.Module):
+    def __init__(self, rngs):
+        self.conv1 = nnx.Conv(1, 16, kernel_size=(3, 3), rngs=rngs)
+        self.bn = nnx.BatchNorm(16, rngs=rngs)
+        self.conv2 = nnx.Conv(16, 16, kernel_size=(3, 3), rngs=rngs)
+        self.head = nnx.Linear(16 * 8 * 8, 10, rngs=rngs)
+
+    def __call__(self, x):
+        h = nnx.relu(self.bn(self.conv1(x)))
+        self.sow(nnx.Intermediate, "block1", h)
+        h = nnx.relu(self.conv2(h))
+        self.sow(nnx.Intermediate, "block2", h)
+        return self.head(h.reshape(x.shape[0], -1))
+
+
+def main():
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "jaxcapture_nb")
+    shell.display_pub.publish = lambda *args, **kwargs: None  # no frontend: drop displays
+    model = SmallCNN(nnx.Rngs(0))
+    shell.user_ns.update(model=model, x=jax.random.normal(jax.random.key(0), (32, 8, 8, 1)))
+
+    def run(cell):
+        def go():
+            assert shell.run_cell(cell).success
+            return shell.user_ns["y"]
+
+        return go
+
+    with capture(model) as cap:
+        model(shell.user_ns["x"])
+
+    def widget():
+        display(CaptureView(cap))
+
+    times = compare(
+        {
+            "plain cell": run("y = model(x)"),
+            "widget construction": widget,
+            "magic cell": run("%%capture_intermediates model\ny = model(x)"),
+        },
+        rounds=21,
+    )
+    base = times["plain cell"] + times["widget construction"]
+    for name, seconds in times.items():
+        print(f"{name:22s} {seconds * 1e3:8.2f} ms")
+    print(f"magic / (plain + widget): {times['magic cell'] / base:.3f}x (target <= 1.2x)")
+
+
+if __name__ == "__main__":
+    main()

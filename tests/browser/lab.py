@@ -1,0 +1,96 @@
+"""Starting JupyterLab on 127.0.0.1 and Debian's Chromium, for tests and benchmarks."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pathlib
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+
+CHROMIUM = "/usr/bin/chromium"
+# Chromium keeps trying hosts this machine cannot reach without these.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def jupyter_lab(root: pathlib.Path) -> Iterator[tuple[str, str]]:
+    """Runs JupyterLab serving ``root``; yields (base_url, token)."""
+    settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True, exist_ok=True)
+    # No "get notified about Jupyter news" toast over the screenshots.
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    token, port = secrets.token_hex(16), _free_port()
+    env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(root / ".settings"), JAX_PLATFORMS="cpu")
+    log = open(root / "server.log", "w")  # noqa: SIM115 - closed below
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            "--allow-root",
+            "--LabApp.expose_app_in_browser=True",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        "JupyterLab did not start:\n" + (root / "server.log").read_text()[-3000:]
+                    ) from None
+                time.sleep(0.2)  # polling a server that is starting, not waiting on a widget
+        yield url, token
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+def open_and_run(context, url: str, token: str, name: str):
+    """Opens a notebook in a fresh workspace, waits for the kernel, runs all cells.
+
+    ``context`` is a Playwright browser context (set its viewport there).
+    """
+    page = context.new_page()
+    # A fresh workspace: JupyterLab would otherwise reopen earlier notebooks' tabs.
+    page.goto(f"{url}/lab/workspaces/w-{secrets.token_hex(4)}/tree/{name}?token={token}&reset")
+    page.wait_for_function(
+        "() => { const s = document.querySelector('#jp-main-statusbar');"
+        " return s && s.textContent.includes('Idle'); }",
+        timeout=120_000,
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    return page
