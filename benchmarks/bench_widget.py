@@ -16,23 +16,7 @@ import time
 import nbformat
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "browser"))
-from lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_and_run  # noqa: E402
-
-SETUP = """
-import jax.numpy as jnp
-from flax import nnx
-from jaxcapture_nb import capture
-
-class Many(nnx.Module):
-    def __call__(self, x):
-        for i in range(1000):
-            self.sow(nnx.Intermediate, f"site{i:04d}", x * i)
-        return x
-
-many = Many()
-with capture(many) as cap:
-    many(jnp.ones((32, 32)))
-"""
+from lab import CHROMIUM, CHROMIUM_ARGS, THOUSAND_SITES, jupyter_lab, open_and_run  # noqa: E402
 
 WATCH = """() => {
   window.__times = {};
@@ -54,7 +38,7 @@ def widget_times(runs: int = 5) -> list[float]:
         for k in range(runs):
             name = f"bench{k}.ipynb"
             nb = nbformat.v4.new_notebook(
-                cells=[nbformat.v4.new_code_cell(SETUP), nbformat.v4.new_code_cell("cap.show()")]
+                cells=[nbformat.v4.new_code_cell(THOUSAND_SITES), nbformat.v4.new_code_cell("cap.show()")]
             )
             nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
             nbformat.write(nb, pathlib.Path(tmp) / name)
@@ -74,7 +58,7 @@ def treescope_times(runs: int = 5) -> list[float]:
     import treescope
 
     namespace: dict = {}
-    exec(SETUP, namespace)  # noqa: S102 - the benchmark's own setup code
+    exec(THOUSAND_SITES, namespace)  # noqa: S102 - the benchmark's own setup code
     state = namespace["cap"].state
     times = []
     for _ in range(runs):

@@ -125,36 +125,29 @@ def _type_name(var_type: Any) -> str:
     return var_type if isinstance(var_type, str) else getattr(var_type, "__name__", str(var_type))
 
 
-_COLUMNS = (
-    "path",
-    "name",
-    "call",
-    "type",
-    "shape",
-    "dtype",
-    "mean",
-    "std",
-    "min",
-    "max",
-    "zeros%",
-    "nan/inf",
-)
+COLUMNS = ("path", "name", "call", "type", "shape", "dtype", "mean", "std", "min", "max", "zeros%", "nan/inf")
 
 
-def _row(record: Record) -> tuple[str, ...]:
+def row_cells(record: Record) -> tuple[tuple[str, ...], str | None]:
+    """The text of a record's table row, shared by the text and HTML tables.
+
+    Returns:
+      All ``len(COLUMNS)`` cells and None; or, for a record without
+      statistics, the six leading cells and a note saying why.
+    """
     path = ".".join(str(p) for p in record.path) or "(root)"
     shape = "" if record.shape is None else "(" + ",".join(str(d) for d in record.shape) + ")"
     head = (path, record.name, str(record.call_index), _type_name(record.var_type), shape, record.dtype or "")
     s = record.summary
     if s is None:
-        return (*head, f"{type(record.value).__name__} (not an array)", "", "", "", "", "")
+        return head, f"{type(record.value).__name__} (not an array)"
     if s.reason is not None:
-        return (*head, f"({s.reason})", "", "", "", "", "")
+        return head, f"({s.reason})"
     st = flat_stats(s)
     bad = st["nan"] + st["posinf"] + st["neginf"]
     nonfinite = f"{st['nan']}/{st['posinf'] + st['neginf']}" if bad else "-"
-    numbers = (number_text(st[k]) for k in ("mean", "std", "min", "max"))
-    return (*head, *numbers, f"{st['zero_pct']:.1f}", nonfinite)
+    numbers = tuple(number_text(st[k]) for k in ("mean", "std", "min", "max"))
+    return (*head, *numbers, f"{st['zero_pct']:.1f}", nonfinite), None
 
 
 def format_table(records: Sequence[Record]) -> str:
@@ -166,8 +159,11 @@ def format_table(records: Sequence[Record]) -> str:
     Returns:
       The table as a string (a header line and one line per record).
     """
-    rows = [_COLUMNS] + [_row(r) for r in records]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
+    rows = [COLUMNS]
+    for record in records:
+        cells, note = row_cells(record)
+        rows.append(cells if note is None else (*cells, note, *[""] * (len(COLUMNS) - len(cells) - 1)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     if not records:
         lines.append("(nothing was sowed)")

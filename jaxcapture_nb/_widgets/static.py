@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxcapture_nb._records import Record, flat_stats, number_text
+from jaxcapture_nb._records import COLUMNS, Record, row_cells
 
 _SPARK_W, _SPARK_H = 80, 18
 
@@ -34,39 +34,18 @@ def sparkline_svg(hist: np.ndarray) -> str:
 
 def static_html(records: Sequence[Record]) -> str:
     """A deterministic HTML table of the records, with sparkline histograms."""
-    head = (
-        "path",
-        "name",
-        "call",
-        "shape",
-        "dtype",
-        "mean",
-        "std",
-        "min",
-        "max",
-        "zeros %",
-        "NaN/Inf",
-        "histogram",
-    )
     rows = []
-    for r in records:
-        shape = "" if r.shape is None else "(" + ", ".join(str(d) for d in r.shape) + ")"
-        lead = [html.escape(".".join(str(p) for p in r.path) or "(root)"), html.escape(r.name)]
-        lead += [str(r.call_index), shape, html.escape(r.dtype or "")]
-        s = r.summary
-        if s is None or s.reason is not None:
-            note = s.reason if s is not None else f"{type(r.value).__name__} (not an array)"
-            tail = f'<td colspan="7">{html.escape(note)}</td>'
+    for record in records:
+        cells, note = row_cells(record)
+        html_cells = [f"<td>{html.escape(c)}</td>" for c in cells]
+        if note is not None:
+            html_cells.append(f'<td colspan="{len(COLUMNS) - len(cells) + 1}">{html.escape(note)}</td>')
         else:
-            st = flat_stats(s)
-            bad = st["nan"] + st["posinf"] + st["neginf"]
-            flag = f"{st['nan']}/{st['posinf'] + st['neginf']}" if bad else ""
-            cells = [number_text(st[k]) for k in ("mean", "std", "min", "max")]
-            cells += [f"{st['zero_pct']:.1f}", f'<b style="color:#c00">{flag}</b>' if flag else ""]
-            cells.append(sparkline_svg(np.asarray(s.hist)))
-            tail = "".join(f"<td>{c}</td>" for c in cells)
-        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in lead) + tail + "</tr>")
-    header = "".join(f'<th style="text-align:left">{h}</th>' for h in head)
+            if cells[-1] != "-":  # NaN/Inf present
+                html_cells[-1] = f'<td style="color:#c00;font-weight:bold">{html.escape(cells[-1])}</td>'
+            html_cells.append(f"<td>{sparkline_svg(np.asarray(record.summary.hist))}</td>")
+        rows.append("<tr>" + "".join(html_cells) + "</tr>")
+    header = "".join(f'<th style="text-align:left">{h}</th>' for h in (*COLUMNS, "histogram"))
     return (
         '<table class="jcnb-static" style="font-family:monospace;font-size:12px;border-collapse:collapse">'
         f"<thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

@@ -25,6 +25,25 @@ CHROMIUM_ARGS = [
 ]
 
 
+# A notebook cell that captures 1,000 sowed values into `cap`: the widget's
+# large case, shared by the browser test and the benchmark.
+THOUSAND_SITES = """
+import jax.numpy as jnp
+from flax import nnx
+from jaxcapture_nb import capture
+
+class Many(nnx.Module):
+    def __call__(self, x):
+        for i in range(1000):
+            self.sow(nnx.Intermediate, f"site{i:04d}", x * i)
+        return x
+
+many = Many()
+with capture(many) as cap:
+    many(jnp.ones((32, 32)))
+"""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -1,5 +1,6 @@
 """CaptureView in a real JupyterLab and Chromium."""
 
+from lab import THOUSAND_SITES
 from page_checks import blank_canvas, screenshot
 
 SETUP = """
@@ -68,26 +69,8 @@ def test_rows_histogram_heatmap_filter_escaping_and_nonfinite_flag(open_notebook
     screenshot(page, "capture_view_filtered")
 
 
-MANY = """
-import jax.numpy as jnp
-from flax import nnx
-from jaxcapture_nb import capture
-
-class Many(nnx.Module):
-    def __call__(self, x):
-        for i in range(1000):
-            self.sow(nnx.Intermediate, f"site{i:04d}", x * i)
-        return x
-
-many = Many()
-with capture(many, keep="summary") as cap:
-    many(jnp.ones((8, 8)))
-cap.show()
-"""
-
-
 def test_a_thousand_sites_render_only_the_visible_rows(open_notebook):
-    page = open_notebook("many.ipynb", [MANY])
+    page = open_notebook("many.ipynb", [THOUSAND_SITES, "cap.show()"])
     page.wait_for_selector(".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000)
     assert page.text_content(".jcnb-title") == "1000 sowed values"
     assert page.eval_on_selector_all(".jcnb-body-row", "rows => rows.length") <= 20
