@@ -66,7 +66,7 @@ def main(width: int = 1024, depth: int = 4, batch: int = 256, steps_per_call: in
             for _ in range(10):
                 train_step(model, optimizer, x, y)
         trace_counts[keep] = len(traces)
-    times = compare(variants, rounds=9)
+    times = compare(variants, rounds=15)
     base = times["captured, not summarized (keep='last')"]
     for name, seconds in times.items():
         print(f"{name:40s} {seconds / steps_per_call * 1e3:8.2f} ms/step  {seconds / base:5.3f}x")

@@ -1,0 +1,22 @@
+"""The wheel carries the widget's front end, so installing needs no Node.js."""
+
+import pathlib
+import subprocess
+import sys
+import zipfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_the_wheel_ships_the_widget_front_end(tmp_path):
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("jaxcapture_nb-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in ("capture_view.js", "capture_view.css"):
+        shipped = zipfile.ZipFile(wheel).read(f"jaxcapture_nb/static/{name}")
+        assert shipped == (ROOT / "js" / name).read_bytes()
+    assert not any(n.endswith(".map") or "node_modules" in n for n in names)
