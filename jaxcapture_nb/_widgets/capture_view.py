@@ -52,6 +52,7 @@ class CaptureView(anywidget.AnyWidget):
 
     def __init__(self, capture: Any, **kwargs: Any):
         records = capture.records
+        self._drawn: tuple[int, tuple[int, ...]] | None = None
         summaries = payload.host_summaries(records)
         # Host copies: the text and HTML tables read them without transfers.
         self._records = [dataclasses.replace(r, summary=s) for r, s in zip(records, summaries, strict=True)]
@@ -68,8 +69,11 @@ class CaptureView(anywidget.AnyWidget):
     @t.observe("_selected", "_slice_index")
     def _update_heatmap(self, change: Any) -> None:
         i = self._selected
-        if not 0 <= i < len(self._records):
+        # A click changes both traits at once: draw the heatmap once.
+        request = (i, tuple(self._slice_index))
+        if not 0 <= i < len(self._records) or request == self._drawn:
             return
+        self._drawn = request
         record = self._records[i]
         if record.value is None or record.shape is None or len(record.shape) < 2:
             reason = (
