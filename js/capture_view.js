@@ -152,7 +152,13 @@ function render({ model, el }) {
       filter.classList.add("jcnb-bad");
     }
     order = sites.map((_, i) => i).filter((i) => !pattern || pattern.test(`${sites[i].path}.${sites[i].name}`));
-    if (sortKey && sortKey !== "hist") {
+    if (!sortKey) {
+      // Default: grouped by module path, groups in order of first appearance,
+      // execution order within a group.
+      const firstSeen = new Map();
+      sites.forEach((s, i) => firstSeen.has(s.path) || firstSeen.set(s.path, i));
+      order.sort((a, b) => firstSeen.get(sites[a].path) - firstSeen.get(sites[b].path) || a - b);
+    } else if (sortKey !== "hist") {
       order.sort((a, b) => {
         const x = sortValue(a, sortKey);
         const y = sortValue(b, sortKey);
@@ -199,7 +205,9 @@ function render({ model, el }) {
       row.style.top = `${k * ROW_HEIGHT}px`;
       row.dataset.site = String(i);
       if (i === selected) row.classList.add("jcnb-selected");
-      row.append(h("span", "jcnb-cell", s.path || "(root)"), h("span", "jcnb-cell", s.name));
+      const pathCell = h("span", "jcnb-cell", s.path || "(root)");
+      if (k > 0 && !sortKey && sites[order[k - 1]].path === s.path) pathCell.classList.add("jcnb-same-path");
+      row.append(pathCell, h("span", "jcnb-cell", s.name));
       row.append(h("span", "jcnb-cell jcnb-num", String(s.call)), h("span", "jcnb-cell", shapeText(s)));
       row.append(h("span", "jcnb-cell", s.dtype));
       if (s.has_stats) {

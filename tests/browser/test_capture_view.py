@@ -34,11 +34,19 @@ def test_rows_histogram_heatmap_filter_escaping_and_nonfinite_flag(open_notebook
     view = page.wait_for_selector(".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000)
     view.scroll_into_view_if_needed()
 
-    # Rows: three sows and three method outputs, names shown as text.
-    names = page.eval_on_selector_all(".jcnb-body-row", "rows => rows.map(r => r.children[1].textContent)")
-    assert sorted(names) == sorted(
-        ["__call__", "__call__", "features", "<img src=x onerror=window.__pwned=1>", "__call__", "log_logits"]
+    # Rows: three sows and three method outputs, grouped by module path in
+    # order of first appearance, names shown as text.
+    rows = page.eval_on_selector_all(
+        ".jcnb-body-row", "rows => rows.map(r => [r.children[0].textContent, r.children[1].textContent])"
     )
+    assert rows == [
+        ["conv", "__call__"],
+        ["(root)", "features"],
+        ["(root)", "<img src=x onerror=window.__pwned=1>"],
+        ["(root)", "log_logits"],
+        ["(root)", "__call__"],
+        ["head", "__call__"],
+    ]
     assert page.evaluate("() => window.__pwned") is None
     assert page.query_selector(".jcnb-root img") is None
 
