@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxcapture_nb._records import Record, is_array, shape_and_dtype
-from jaxcapture_nb._summary import Summary, summarize
+from jaxcapture_nb._summary import PendingSummaries, Summary, fetch_summaries, is_concrete_numeric, summarize
 
 KEEP_MODES = ("all", "last", "summary")
 
@@ -64,6 +64,7 @@ class Recorder:
         self._records: dict[Any, Record] = {}
         self._calls: dict[Any, int] = {}
         self._drains: list[Callable[[], None]] = []
+        self._pending: dict[Any, tuple[Record, PendingSummaries]] = {}
 
     def accepts(self, path: tuple[Any, ...], name: str) -> bool:
         """Whether values sowed at ``path``/``name`` are to be recorded."""
@@ -92,24 +93,38 @@ class Recorder:
         else:
             shape, dtype = shape_and_dtype(value)
             summary = None
-            if self.keep == "summary" and is_array(value):
-                summary, value = summarize(value, bins=self.bins), None
         record = Record(path, name, call_index, var_type, shape, dtype, value, summary)
-        if self.keep == "all":
-            self._records[(site, call_index)] = record
-        else:
+        key = (site, call_index) if self.keep == "all" else site
+        if self.keep != "all":
             # One record per site; moving it to the end keeps the order of the
             # latest step, which is the execution order a user expects.
             record.call_index = 0
-            self._records.pop(site, None)
-            self._records[site] = record
+            self._records.pop(key, None)
+        self._records[key] = record
+        if is_concrete_numeric(value):
+            # Summarized now, while Python goes on; fetched when first needed.
+            self._pending[key] = (record, PendingSummaries([value], self.bins))
+            if self.keep == "summary":
+                record.value = None
+        elif self.keep == "summary" and is_array(value):
+            record.summary, record.value = summarize(value, bins=self.bins), None
 
     def records(self) -> list[Record]:
-        """The records so far, in execution order."""
+        """The records so far, in execution order, with their summaries."""
+        self._fetch_pending()
         return list(self._records.values())
+
+    def _fetch_pending(self) -> None:
+        if not self._pending:
+            return
+        pending = list(self._pending.values())
+        self._pending.clear()
+        for (record, _), (summary,) in zip(pending, fetch_summaries([p for _, p in pending]), strict=True):
+            record.summary = summary
 
     def summarize_missing(self) -> None:
         """Summarizes every array record still without a summary, in one program."""
+        self._fetch_pending()
         missing = [r for r in self._records.values() if r.summary is None and is_array(r.value)]
         for record, summary in zip(
             missing, summarize([r.value for r in missing], bins=self.bins), strict=True

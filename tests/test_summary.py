@@ -12,7 +12,7 @@ import pytest
 from flax import nnx
 
 from jaxcapture_nb import Summary, summarize
-from jaxcapture_nb._summary import _summarize_leaves
+from jaxcapture_nb._summary import _summarize_packed
 
 
 def reference(x: np.ndarray, summary: Summary) -> None:
@@ -87,9 +87,9 @@ def test_prng_keys_get_a_reason_instead_of_statistics():
 
 def test_a_pytree_is_summarized_in_one_compiled_program():
     tree = {"a": jnp.ones((4, 4)), "b": [jnp.arange(3), None, "text"], "c": jnp.zeros(2, jnp.bfloat16)}
-    before = _summarize_leaves._cache_size()
+    before = _summarize_packed._cache_size()
     out = summarize(tree, bins=8)
-    assert _summarize_leaves._cache_size() == before + 1
+    assert _summarize_packed._cache_size() == before + 1
     assert isinstance(out["a"], Summary) and out["b"][1] is None and out["b"][2] is None
     assert out["b"][0].dtype == "int32" and int(out["b"][0].count) == 3
 
