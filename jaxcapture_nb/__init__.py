@@ -12,8 +12,8 @@ Example:
   6
 """
 
-from jaxcapture_nb._capture import Capture, capture
-from jaxcapture_nb._records import Record
+from jaxcapture_nb._capture import Capture, capture, capture_grads
+from jaxcapture_nb._records import Gradient, Record
 from jaxcapture_nb._summary import Summary, summarize
 from jaxcapture_nb._warnings import JaxCaptureWarning
 
@@ -47,10 +47,12 @@ def unload_ipython_extension(ipython):
 __all__ = [
     "Capture",
     "CaptureView",
+    "Gradient",
     "JaxCaptureWarning",
     "Record",
     "Summary",
     "capture",
+    "capture_grads",
     "summarize",
     "__version__",
 ]

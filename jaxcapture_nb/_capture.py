@@ -37,6 +37,7 @@ class Capture:
         include: Include,
         keep: str,
         bins: int,
+        grads: bool = False,
     ):
         if isinstance(model, nnx.Module):
             for var_type in var_types:
@@ -51,6 +52,11 @@ class Capture:
                     "a Linen module's sowed values are recorded from its 'intermediates' collection; "
                     "call capture(module) without Variable types"
                 )
+            if grads:
+                raise TypeError(
+                    "grads=True records gradients through nnx Module.perturb; for a Linen module use "
+                    "Flax's 'perturbations' collection with jax.grad, or capture an NNX model"
+                )
         else:
             raise TypeError(
                 f"capture() needs a flax.nnx.Module or flax.linen.Module, got {type(model).__name__}"
@@ -61,7 +67,8 @@ class Capture:
         self.keep = keep
         self.bins = bins
         self._include = include
-        self._recorder = Recorder(keep=keep, bins=bins, include=include)
+        self.grads = grads
+        self._recorder = Recorder(keep=keep, bins=bins, include=include, grads=grads)
         self._backend: NnxCapture | LinenCapture | None = None
 
     # -- running -------------------------------------------------------------
@@ -69,7 +76,7 @@ class Capture:
     def __enter__(self) -> Capture:
         if self._backend is not None:
             raise RuntimeError("this Capture is already active; a block cannot be entered twice at once")
-        self._recorder = Recorder(keep=self.keep, bins=self.bins, include=self._include)
+        self._recorder = Recorder(keep=self.keep, bins=self.bins, include=self._include, grads=self.grads)
         if isinstance(self.model, nnx.Module):
             backend = NnxCapture(self.model, self.var_types, self._recorder, self.methods)
         else:
@@ -181,6 +188,7 @@ def capture(
     include: Include = None,
     keep: str = "all",
     bins: int = DEFAULT_BINS,
+    grads: bool = False,
 ) -> Capture:
     """Records everything ``model`` and its submodules sow inside a block.
 
@@ -205,6 +213,11 @@ def capture(
         ``"summary"`` keep memory flat in training loops, and a jitted step
         under them is traced at most twice.
       bins: histogram bins of the summaries.
+      grads: also record, for every value an NNX module passes through
+        ``Module.perturb``, the value (as ``nnx.Perturbation``) and the
+        gradient that reaches it whenever the block differentiates through
+        the model (as :class:`~jaxcapture_nb.Gradient`). No perturbation
+        state is created; see :func:`capture_grads` for the one-off form.
 
     Returns:
       A :class:`Capture`, to use as ``with capture(model) as cap:`` or as a
@@ -234,4 +247,52 @@ def capture(
       >>> [(r.site, r.shape) for r in cap.records]
       [('hidden', (4, 3))]
     """
-    return Capture(model, var_types, methods=methods, include=include, keep=keep, bins=bins)
+    return Capture(model, var_types, methods=methods, include=include, keep=keep, bins=bins, grads=grads)
+
+
+def capture_grads(
+    loss_fn: Callable, model: nnx.Module, *args: Any, bins: int = DEFAULT_BINS, **kwargs: Any
+) -> Capture:
+    """Captures intermediates and their gradients in one call of ``loss_fn``.
+
+    Computes ``nnx.grad(loss_fn)(model, *args, **kwargs)`` inside
+    ``capture(model, nnx.Intermediate, grads=True)``: every value the model
+    sows, every value it passes through ``Module.perturb``, and the gradient
+    of the loss with respect to each perturbed value (values that do not
+    depend on the model's parameters, such as the input, get none). This replaces Flax's
+    four steps (initialize perturbations, capture them, differentiate with
+    respect to them, merge) with one call. The model is left as it was:
+    whatever the call changed (batch statistics, RNG counters) is restored.
+
+    Args:
+      loss_fn: ``loss_fn(model, *args, **kwargs)`` returning a scalar.
+      model: the NNX model.
+      *args: further arguments of ``loss_fn``.
+      bins: histogram bins of the summaries.
+      **kwargs: keyword arguments of ``loss_fn``.
+
+    Returns:
+      The :class:`Capture`; gradients are its records of type
+      :class:`~jaxcapture_nb.Gradient`.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from flax import nnx
+      >>> class Model(nnx.Module):
+      ...     def __init__(self):
+      ...         self.scale = nnx.Param(jnp.ones(2))
+      ...     def __call__(self, x):
+      ...         return jnp.sum(3.0 * self.perturb("h", self.scale * x))
+      >>> cap = capture_grads(lambda m, x: m(x), Model(), jnp.ones(2))
+      >>> [(r.var_type.__name__, r.site, r.value.tolist()) for r in cap.records]
+      [('Perturbation', 'h', [1.0, 1.0]), ('Gradient', 'h', [3.0, 3.0])]
+    """
+    if not isinstance(model, nnx.Module):
+        raise TypeError(f"capture_grads() needs a flax.nnx.Module, got {type(model).__name__}")
+    before = nnx.clone(nnx.state(model))
+    try:
+        with capture(model, nnx.Intermediate, grads=True, bins=bins) as cap:
+            nnx.grad(loss_fn)(model, *args, **kwargs)
+    finally:
+        nnx.update(model, before)
+    return cap

@@ -9,6 +9,7 @@ exactly one place whatever Flax API the value came from.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -45,26 +46,30 @@ class Recorder:
       bins: histogram bins of the summaries.
       include: keeps only the sites whose dotted path matches this regular
         expression (``re.search``) or for which this callable returns True.
+      grads: also record the gradient reaching every value passed to
+        ``Module.perturb`` (as :class:`~jaxcapture_nb.Gradient` records).
     """
 
-    def __init__(self, keep: str = "all", bins: int = 64, include: Include = None):
+    def __init__(self, keep: str = "all", bins: int = 64, include: Include = None, grads: bool = False):
         if keep not in KEEP_MODES:
             raise ValueError(f"keep={keep!r} is not one of {', '.join(map(repr, KEEP_MODES))}")
         if not isinstance(bins, int) or bins < 1:
             raise ValueError(f"bins must be a positive integer, got {bins!r}")
         self.keep = keep
         self.bins = bins
+        self.grads = grads
         self._accepts_site = _site_filter(include)
         try:
             hash(include)
         except TypeError:
             include = id(include)
         # Everything that changes what a traced sow stores; hashable.
-        self.policy = (keep, bins, include)
+        self.policy = (keep, bins, include, grads)
         self._records: dict[Any, Record] = {}
         self._calls: dict[Any, int] = {}
         self._drains: list[Callable[[], None]] = []
         self._pending: dict[Any, tuple[Record, PendingSummaries]] = {}
+        self._lock = threading.RLock()
 
     def accepts(self, path: tuple[Any, ...], name: str) -> bool:
         """Whether values sowed at ``path``/``name`` are to be recorded."""
@@ -80,9 +85,17 @@ class Recorder:
             drain()
 
     def add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
-        """Records one sowed value (or a :class:`Summary` made on the device)."""
+        """Records one sowed value (or a :class:`Summary` made on the device).
+
+        Thread-safe: host callbacks from compiled programs call it from the
+        runtime's threads.
+        """
         if not self.accepts(path, name):
             return
+        with self._lock:
+            self._add(path, var_type, name, value)
+
+    def _add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
         site = (path, var_type, name)
         call_index = self._calls.get(site, 0)
         self._calls[site] = call_index + 1
@@ -111,8 +124,9 @@ class Recorder:
 
     def records(self) -> list[Record]:
         """The records so far, in execution order, with their summaries."""
-        self._fetch_pending()
-        return list(self._records.values())
+        with self._lock:
+            self._fetch_pending()
+            return list(self._records.values())
 
     def _fetch_pending(self) -> None:
         if not self._pending:
@@ -124,7 +138,8 @@ class Recorder:
 
     def summarize_missing(self) -> None:
         """Summarizes every array record still without a summary, in one program."""
-        self._fetch_pending()
+        with self._lock:
+            self._fetch_pending()
         missing = [r for r in self._records.values() if r.summary is None and is_array(r.value)]
         for record, summary in zip(
             missing, summarize([r.value for r in missing], bins=self.bins), strict=True

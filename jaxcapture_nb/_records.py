@@ -14,6 +14,7 @@ from typing import Any
 
 import jax
 import numpy as np
+from flax import nnx
 
 from jaxcapture_nb._summary import Summary
 
@@ -56,6 +57,10 @@ class Record:
         if s is None or s.reason is not None:
             return 0
         return int(np.sum(s.nan_count) + np.sum(s.posinf_count) + np.sum(s.neginf_count))
+
+
+class Gradient(nnx.Variable):
+    """Record type of the gradient that reached a value passed to ``Module.perturb``."""
 
 
 def is_array(value: Any) -> bool:

@@ -39,7 +39,8 @@ from flax import nnx
 from flax.nnx import pytreelib
 
 from jaxcapture_nb._recorder import Recorder
-from jaxcapture_nb._summary import summarize
+from jaxcapture_nb._records import Gradient
+from jaxcapture_nb._summary import summarize, summary_from_tables, summary_tables
 from jaxcapture_nb._warnings import JaxCaptureWarning
 
 # A route id, stored in the sinks' static data, names the model a sink belongs
@@ -100,7 +101,11 @@ class _Sink:
         return False
 
     def __getitem__(self, name: str) -> Any:
-        # Only ``perturb`` reads back, right after storing zeros of this shape.
+        # Only ``perturb`` reads back, right after storing zeros of this shape,
+        # and returns ``what we return + value``.
+        capture = _ROUTES.get(self.route)
+        if capture is not None and capture.recorder.grads and issubclass(self.var_type, nnx.Perturbation):
+            return _GradientTap((self.route, self.path, name))
         for key, shape, dtype in self.readback:
             if key == name:
                 return jnp.zeros(shape, dtype)
@@ -117,9 +122,14 @@ class _Sink:
                 self.readback = tuple(r for r in self.readback if r[0] != name) + (entry,)
         if recorder is None or not recorder.accepts(self.path, name):
             return
+        if recorder.grads and issubclass(self.var_type, nnx.Perturbation):
+            return  # the zeros ``perturb`` stores; the tap records the value itself
         if not traced:
             recorder.drain()  # values from earlier jitted calls come first
             recorder.add(self.path, self.var_type, name, value)
+            return
+        if recorder.keep == "stream":
+            _report((self.route, self.path, name), self.var_type, value)
             return
         capture.note_trace_order(self.path, self.var_type, name)
         if recorder.keep == "summary" and isinstance(value, jax.Array | jax.core.Tracer):
@@ -166,6 +176,82 @@ jax.tree_util.register_pytree_with_keys(
     _Sink._unflatten,
     lambda s: (tuple(s.values.values()), s._flatten_with_keys()[1]),
 )
+
+
+# Routes whose compiled programs may call back to the host; their captures
+# wait for those calls before handing over their records.
+_callback_routes: set[int] = set()
+
+
+def _arrive(route: int, path: tuple[Any, ...], var_type: type, name: str, layout: Any, *arrays: Any) -> None:
+    """Host side of a callback from a compiled program: records what it sent."""
+    capture = _ROUTES.get(route)
+    if capture is None:
+        return
+    value = summary_from_tables(*arrays, *layout) if layout is not None else arrays[0]
+    capture.recorder.add(path, var_type, name, value)
+
+
+def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) -> None:
+    """Records a value now if it is concrete, or by host callback from a trace.
+
+    While streaming, a traced value is summarized inside the trace and only
+    the summary's three small arrays are sent, so each call of a compiled
+    step costs one small transfer per site and nothing is stored in the
+    model's state (which would change its structure and force a re-trace).
+    """
+    route, path, name = site
+    capture = _ROUTES.get(route)
+    if capture is None or not capture.recorder.accepts(path, name):
+        return
+    recorder = capture.recorder
+    if not _is_traced(value):
+        recorder.add(path, var_type, name, value)
+        return
+    _callback_routes.add(route)
+    if recorder.keep == "stream":
+        layout = (tuple(value.shape), value.dtype)
+        arrays = summary_tables(value, recorder.bins)
+    else:
+        layout, arrays = None, (value,)
+    jax.debug.callback(functools.partial(_arrive, route, path, var_type, name, layout), *arrays)
+
+
+class _GradientTap:
+    """What ``perturb`` reads back while gradients are recorded.
+
+    ``Module.perturb`` returns ``stored + value``; adding a value to a tap
+    returns it through an identity whose backward pass records the gradient
+    that reaches it, so no perturbation state and no extra ``grad`` argument
+    are needed.
+    """
+
+    def __init__(self, site: tuple[int, tuple[Any, ...], str]):
+        self.site = site
+
+    def __add__(self, value: Any) -> Any:
+        return _tapped(value, self.site)
+
+    __radd__ = __add__
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def _tapped(value: Any, site: tuple[int, tuple[Any, ...], str]) -> Any:
+    _report(site, nnx.Perturbation, value)
+    return value
+
+
+def _tapped_forward(value, site):
+    _report(site, nnx.Perturbation, value)
+    return value, None
+
+
+def _tapped_backward(site, _, cotangent):
+    _report(site, Gradient, cotangent)
+    return (cotangent,)
+
+
+_tapped.defvjp(_tapped_forward, _tapped_backward)
 
 
 def _iter_modules(model: nnx.Module) -> list[tuple[tuple[Any, ...], nnx.Module]]:
@@ -253,7 +339,8 @@ class NnxCapture:
     def __init__(self, model: nnx.Module, var_types: tuple[type, ...], recorder: Recorder, methods: bool):
         self.model = model
         self.recorder = recorder
-        self.var_types = tuple(dict.fromkeys((*var_types, *((nnx.Intermediate,) if methods else ()))))
+        extra = (*((nnx.Intermediate,) if methods else ()), *((nnx.Perturbation,) if recorder.grads else ()))
+        self.var_types = tuple(dict.fromkeys((*var_types, *extra)))
         self.methods = methods
         self._modules: list[tuple[tuple[Any, ...], nnx.Module]] = []
         self._classes: list[type] = []
@@ -313,6 +400,8 @@ class NnxCapture:
 
     def deliver(self) -> None:
         """Records what jitted calls left in the sinks, in execution order."""
+        if self._route in _callback_routes:
+            jax.effects_barrier()  # host callbacks still in flight
         trace_order = _trace_orders.get(self._route)
         if not trace_order:
             return  # never traced: eager sows were recorded as they happened
