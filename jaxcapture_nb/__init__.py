@@ -14,8 +14,10 @@ Example:
 
 from jaxcapture_nb._capture import Capture, capture, capture_grads
 from jaxcapture_nb._records import Gradient, Record
+from jaxcapture_nb._stream import NonFiniteError
 from jaxcapture_nb._summary import Summary, summarize
 from jaxcapture_nb._warnings import JaxCaptureWarning
+from jaxcapture_nb._watch import Watch, watch
 
 
 def __getattr__(name):
@@ -24,6 +26,10 @@ def __getattr__(name):
         from jaxcapture_nb._widgets.capture_view import CaptureView
 
         return CaptureView
+    if name == "LiveView":
+        from jaxcapture_nb._widgets.live_view import LiveView
+
+        return LiveView
     raise AttributeError(f"module 'jaxcapture_nb' has no attribute {name!r}")
 
 
@@ -49,10 +55,14 @@ __all__ = [
     "CaptureView",
     "Gradient",
     "JaxCaptureWarning",
+    "LiveView",
+    "NonFiniteError",
     "Record",
     "Summary",
+    "Watch",
     "capture",
     "capture_grads",
     "summarize",
+    "watch",
     "__version__",
 ]

@@ -116,7 +116,10 @@ class _Sink:
         recorder = capture.recorder if capture is not None else None
         value = _unwrap(value)
         traced = _is_traced(value)
-        if traced or isinstance(value, jax.Array):
+        # A streaming trace never reads back (see __getitem__), and a change
+        # of this static data would make nnx.jit trace the step again.
+        streaming = recorder is not None and recorder.keep == "stream"
+        if (traced or isinstance(value, jax.Array)) and not streaming:
             entry = (name, tuple(jnp.shape(value)), jnp.result_type(value))
             if entry not in self.readback:
                 self.readback = tuple(r for r in self.readback if r[0] != name) + (entry,)

@@ -1,0 +1,280 @@
+"""Stream: the bounded history of summaries that :func:`watch` records.
+
+A backend hook or a host callback calls :meth:`Stream.add` with a summary
+(or, for eager sows, an array); the training loop's own values arrive through
+:meth:`Stream.log` and :meth:`Stream.update` as device arrays, which are not
+read on the loop's thread: :meth:`Stream.settle`, called from a background
+thread, fetches them. Every site keeps a ring of at most ``keep_steps`` rows;
+when it fills, every second row is dropped, so old steps thin out while the
+latest are all kept and memory stays flat however long training runs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxcapture_nb._recorder import Include, _site_filter
+from jaxcapture_nb._records import flat_stats
+from jaxcapture_nb._summary import Summary, summarize
+
+# TensorBoard's distribution bands.
+PERCENTILES = (0, 7, 16, 31, 50, 69, 84, 93, 100)
+# Columns of a row of statistics, shared with js/live_view.js.
+STAT_COLUMNS = (
+    "mean",
+    "std",
+    "min",
+    "max",
+    "zero_pct",
+    "nan",
+    "posinf",
+    "neginf",
+    "lo",
+    "hi",
+    *(f"p{q}" for q in PERCENTILES),
+)
+
+
+class NonFiniteError(RuntimeError):
+    """A watched value held a NaN or Inf, and ``stop_on_nonfinite`` was set.
+
+    Attributes:
+      site: the dotted path of the first site that held one.
+      step: the step at which it did.
+    """
+
+    def __init__(self, site: str, step: int):
+        self.site, self.step = site, step
+        super().__init__(
+            f"{site} held a NaN or Inf at step {step}. The model keeps the parameters of the last "
+            "completed step; lower the learning rate, clip gradients, or watch with "
+            "stop_on_nonfinite=False to see how the values evolve."
+        )
+
+
+def hist_percentiles(hist: np.ndarray, lo: float, hi: float, vmin: float, vmax: float) -> np.ndarray:
+    """The :data:`PERCENTILES` of the values a histogram counts, interpolated in bins.
+
+    The 0th and 100th are the exact minimum and maximum.
+
+    Example:
+      >>> [round(float(p), 2) for p in hist_percentiles(np.array([1, 1, 1, 1]), 0.0, 4.0, 0.0, 4.0)]
+      [0.0, 0.28, 0.64, 1.24, 2.0, 2.76, 3.36, 3.72, 4.0]
+    """
+    total = hist.sum()
+    if total == 0:
+        return np.full(len(PERCENTILES), np.nan, np.float32)
+    edges = np.linspace(lo, hi, len(hist) + 1)
+    cumulative = np.concatenate([[0.0], np.cumsum(hist, dtype=np.float64)])
+    out = np.interp(np.array(PERCENTILES) / 100 * total, cumulative, edges)
+    out[0], out[-1] = vmin, vmax
+    return out.astype(np.float32)
+
+
+class SiteSeries:
+    """Recorded steps of one site: at most ``capacity`` rows spread over the run.
+
+    Rows sit on a grid of every ``stride``-th recorded value, plus the latest
+    value, kept whether or not it is on the grid (and replaced by the next).
+    When the rows fill the capacity, every second grid row goes and the
+    stride doubles, so the rows always cover the whole run evenly and the
+    newest step is always there.
+    """
+
+    def __init__(self, label: str, kind: str, bins: int, capacity: int):
+        self.label, self.kind, self.bins = label, kind, bins
+        self.steps = np.zeros(capacity, np.int64)
+        self.stats = np.zeros((capacity, len(STAT_COLUMNS)), np.float32)
+        self.hists = np.zeros((capacity, bins), np.int32)
+        self.size = 0
+        self.calls = 0  # values seen, recorded or not
+        self.stride = 1
+        self.appended = 0
+        self.latest_off_grid = False
+        # The first row rewritten since the view last read the rows.
+        self.rewritten_from = capacity
+
+    def append(self, step: int, summary: Summary) -> bool:
+        """Adds one row; returns True when rows were thinned to make room."""
+        if self.latest_off_grid:
+            self.size -= 1
+            self.rewritten_from = min(self.rewritten_from, self.size)
+        thinned = self.size == len(self.steps)
+        if thinned:
+            keep = np.arange(0, self.size, 2)
+            for table in (self.steps, self.stats, self.hists):
+                table[: len(keep)] = table[keep]
+            self.size = len(keep)
+            self.stride *= 2
+        stats = flat_stats(summary)
+        hist = np.asarray(summary.hist).reshape(-1, self.bins).sum(0)
+        lo, hi = float(np.min(summary.lo)), float(np.max(summary.hi))
+        row = [stats[c] for c in STAT_COLUMNS[:8]] + [lo, hi]
+        self.stats[self.size] = [*row, *hist_percentiles(hist, lo, hi, stats["min"], stats["max"])]
+        self.hists[self.size] = hist
+        self.steps[self.size] = step
+        self.size += 1
+        self.latest_off_grid = self.appended % self.stride != 0
+        self.appended += 1
+        return thinned
+
+
+class Stream:
+    """Where a watched model's summaries go; the recorder of :func:`watch`.
+
+    Args:
+      bins: histogram bins.
+      include: keep only matching sites (as for :func:`capture`).
+      every: record one value in ``every`` per site.
+      keep_steps: rows kept per site.
+      grads: also record gradients of perturbed values.
+    """
+
+    keep = "stream"
+
+    def __init__(self, *, bins: int, include: Include, every: int, keep_steps: int, grads: bool):
+        if not isinstance(every, int) or every < 1:
+            raise ValueError(f"every must be a positive integer, got {every!r}")
+        if not isinstance(keep_steps, int) or keep_steps < 2:
+            raise ValueError(f"keep_steps must be an integer of at least 2, got {keep_steps!r}")
+        self.bins, self.every, self.keep_steps, self.grads = bins, every, keep_steps, grads
+        self._accepts_site = _site_filter(include)
+        self.policy = ("stream", bins, include if _hashable(include) else id(include), grads)
+        self.series: dict[Any, SiteSeries] = {}
+        self.scalars: dict[str, SiteSeries] = {}
+        self.version = 0  # changes whenever rows were dropped
+        self.first_nonfinite: tuple[str, int] | None = None
+        self.started = time.perf_counter()
+        self.lock = threading.RLock()
+        self._queued: list[tuple[str, int, Any]] = []
+
+    # -- the recorder interface a backend uses -------------------------------------
+
+    def accepts(self, path: tuple[Any, ...], name: str) -> bool:
+        return bool(self._accepts_site(".".join(str(p) for p in (*path, name))))
+
+    def add_drain(self, drain: Any) -> None:
+        """Nothing to drain: streamed values arrive by callback."""
+
+    def drain(self) -> None:
+        """Nothing to drain: streamed values arrive by callback."""
+
+    def add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
+        """Records one value or summary of a site (thread-safe)."""
+        if not self.accepts(path, name):
+            return
+        kind = getattr(var_type, "__name__", str(var_type))
+        label = ".".join(str(p) for p in (*path, name))
+        self._ingest((path, kind, name), label, kind, value)
+
+    # -- what the training loop hands over ----------------------------------------
+
+    def log(self, step: int, scalars: dict[str, Any]) -> None:
+        """Queues scalars (device arrays are read later, off the loop's thread)."""
+        with self.lock:
+            self._queued.extend(("scalar", step, (name, value)) for name, value in scalars.items())
+
+    def update(self, step: int, summaries: Any) -> None:
+        """Queues a pytree of :class:`Summary` (or arrays) made by the user's step."""
+        with self.lock:
+            self._queued.append(("tree", step, summaries))
+
+    def settle(self) -> None:
+        """Fetches and records what :meth:`log` and :meth:`update` queued.
+
+        Blocks the calling thread until those device values are ready, so call
+        it from a background thread while training runs.
+        """
+        with self.lock:
+            queued, self._queued = self._queued, []
+        if not queued:
+            return
+        queued = jax.device_get(queued)
+        for kind, step, payload in queued:
+            if kind == "scalar":
+                name, value = payload
+                self._scalar(name, step, float(np.asarray(value, np.float64).mean()))
+            else:
+                self._tree(step, payload)
+
+    def _tree(self, step: int, summaries: Any) -> None:
+        leaves = jax.tree_util.tree_flatten_with_path(summaries, is_leaf=lambda x: isinstance(x, Summary))[0]
+        for key_path, leaf in leaves:
+            label = jax.tree_util.keystr(key_path, simple=True, separator=".") or "value"
+            if self._accepts_site(label):
+                self._ingest(("update", label), label, "Summary", leaf, step=step)
+
+    def _scalar(self, name: str, step: int, value: float) -> None:
+        with self.lock:
+            series = self.scalars.get(name)
+            if series is None:
+                series = self.scalars[name] = SiteSeries(name, "scalar", 1, self.keep_steps)
+            summary = Summary(
+                count=np.int32(1),
+                min=value,
+                max=value,
+                mean=value,
+                std=0.0,
+                nan_count=np.int32(np.isnan(value)),
+                posinf_count=np.int32(value == np.inf),
+                neginf_count=np.int32(value == -np.inf),
+                zero_count=np.int32(value == 0),
+                hist=np.ones(1, np.int32),
+                lo=value,
+                hi=value,
+            )
+            if series.append(step, summary):
+                self.version += 1
+
+    def _ingest(self, key: Any, label: str, kind: str, value: Any, step: int | None = None) -> None:
+        if not isinstance(value, Summary):
+            if not isinstance(value, jax.Array | np.ndarray):
+                return
+            value = summarize(value, bins=self.bins)
+        if value.reason is not None:
+            return
+        with self.lock:
+            series = self.series.get(key)
+            if series is None:
+                series = self.series[key] = SiteSeries(label, kind, self.bins, self.keep_steps)
+            call = series.calls
+            series.calls += 1
+            if call % self.every:
+                return
+            step = call if step is None else step
+            if series.append(step, value):
+                self.version += 1
+            row = series.stats[series.size - 1]
+            if self.first_nonfinite is None and row[5:8].sum() > 0:
+                self.first_nonfinite = (label, step)
+
+    # -- reading -----------------------------------------------------------------
+
+    @property
+    def steps_seen(self) -> int:
+        """How many values the busiest site has produced (its calls)."""
+        with self.lock:
+            return max((s.calls for s in self.series.values()), default=0)
+
+    def nbytes(self) -> int:
+        """Host memory held by the recorded rows."""
+        with self.lock:
+            tables = [
+                t
+                for s in (*self.series.values(), *self.scalars.values())
+                for t in (s.steps, s.stats, s.hists)
+            ]
+            return sum(t.nbytes for t in tables)
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True

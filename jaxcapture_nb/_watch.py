@@ -1,0 +1,193 @@
+"""watch(): a live view of a model's sowed values while a training loop runs.
+
+How values leave an unchanged ``nnx.jit`` step: inside the block every
+submodule carries a streaming sink. When the step is traced, each ``sow``
+(and, with ``grads=True``, each ``perturb`` and the gradient reaching it)
+summarizes its value on the device and passes the summary's three small
+arrays to ``jax.debug.callback``. Nothing is added to the model's state, so
+the step is traced once and every later call reuses the compiled program;
+the callback runs on the runtime's thread when the device gets there, so the
+loop never waits for the host. Summaries land in a :class:`Stream`, and a
+background thread publishes what is new to the :class:`LiveView` at most
+ten times a second.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from flax import nnx
+
+from jaxcapture_nb._backends.nnx import NnxCapture
+from jaxcapture_nb._recorder import Include
+from jaxcapture_nb._stream import NonFiniteError, Stream
+from jaxcapture_nb._summary import DEFAULT_BINS
+
+# The view's refresh period: at most ten updates a second.
+PUBLISH_SECONDS = 0.1
+
+
+class Watch:
+    """The object a ``with watch(...) as w:`` block gives; see :func:`watch`."""
+
+    def __init__(
+        self,
+        model: nnx.Module | None,
+        *,
+        every: int,
+        keep_steps: int,
+        grads: bool,
+        stop_on_nonfinite: bool,
+        include: Include,
+        bins: int,
+        total: int | None,
+        display: bool,
+    ):
+        if model is not None and not isinstance(model, nnx.Module):
+            raise TypeError(
+                f"watch() streams from a flax.nnx.Module, got {type(model).__name__}; for other "
+                "code call watch() without a model and hand it summaries with w.update(step, summaries)"
+            )
+        if total is not None and (not isinstance(total, int) or total < 1):
+            raise ValueError(f"total must be a positive number of steps, got {total!r}")
+        self.model = model
+        self.total = total
+        self.stop_on_nonfinite = stop_on_nonfinite
+        self._display = display
+        self.stream = Stream(bins=bins, include=include, every=every, keep_steps=keep_steps, grads=grads)
+        self.view: Any = None
+        self._backend: NnxCapture | None = None
+        self._publisher: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._handle: Any = None
+        self._raised = False
+
+    def __enter__(self) -> Watch:
+        from jaxcapture_nb._widgets.live_view import LiveView
+
+        self.view = LiveView(self.stream, total=self.total)
+        if self._display:
+            from IPython.display import display
+
+            self._handle = display(self.view, display_id=True)
+        if self.model is not None:
+            self._backend = NnxCapture(self.model, (nnx.Intermediate,), self.stream, methods=False)
+            self._backend.install()
+        self._publisher = threading.Thread(target=self._publish, name="jaxcapture-watch", daemon=True)
+        self._publisher.start()
+        return self
+
+    def _publish(self) -> None:
+        while not self._stop.wait(PUBLISH_SECONDS):
+            self.stream.settle()
+            self.view.publish()
+
+    def log(self, step: int | None = None, **scalars: Any) -> None:
+        """Records scalars such as the loss, without waiting for the device.
+
+        Args:
+          step: the training step; default, the number of steps seen so far.
+          **scalars: name=value; device arrays are fine and are read later,
+            off the loop's thread.
+
+        Raises:
+          NonFiniteError: with ``stop_on_nonfinite=True``, once a watched
+            value has held a NaN or Inf.
+        """
+        self.stream.log(self.stream.steps_seen - 1 if step is None else step, scalars)
+        self._check()
+
+    def update(self, step: int, summaries: Any) -> None:
+        """Records summaries made by :func:`~jaxcapture_nb.summarize` in your own step.
+
+        Args:
+          step: the training step.
+          summaries: a pytree of :class:`~jaxcapture_nb.Summary` (device
+            arrays are fine; they are fetched off the loop's thread).
+
+        Raises:
+          NonFiniteError: as for :meth:`log`.
+        """
+        self.stream.update(step, summaries)
+        self._check()
+
+    def _check(self) -> None:
+        found = self.stream.first_nonfinite
+        if self.stop_on_nonfinite and found is not None and not self._raised:
+            self._raised = True
+            raise NonFiniteError(*found)
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self._stop.set()
+        try:
+            if self._backend is not None:
+                self._backend.uninstall()  # waits for callbacks still in flight
+        finally:
+            self._publisher.join()
+            self.stream.settle()
+            self.view.publish(final=True)
+            if self._handle is not None:
+                self._handle.update(self.view)  # the saved output gets the final picture
+        if exc_type is None:
+            self._check()
+        return False
+
+    def __repr__(self) -> str:
+        return repr(self.view) if self.view is not None else "Watch(not started)"
+
+
+def watch(
+    model: nnx.Module | None = None,
+    every: int = 1,
+    keep_steps: int = 500,
+    grads: bool = False,
+    stop_on_nonfinite: bool = False,
+    *,
+    include: Include = None,
+    bins: int = DEFAULT_BINS,
+    total: int | None = None,
+    display: bool = True,
+) -> Watch:
+    """Shows a live view of what ``model`` sows while a training loop runs.
+
+    ::
+
+        with watch(model, every=10, total=2_000) as w:
+            for step in range(2_000):
+                loss = train_step(model, optimizer, batch)  # an unchanged @nnx.jit step
+                w.log(step=step, loss=loss)                  # optional scalars
+
+    Summaries are computed inside the compiled step, on the device; only
+    their small arrays reach the host, by callback, so the step is traced
+    once and the loop never waits for the host or the browser. Without a
+    model, hand the view your own summaries with ``w.update(step, tree)``.
+
+    Args:
+      model: the ``flax.nnx.Module`` whose sows to stream, or None.
+      every: record one value in ``every`` per site.
+      keep_steps: recorded steps kept per site (older ones are thinned).
+      grads: also record, for every value passed to ``Module.perturb``, the
+        gradient that reaches it in the step's backward pass.
+      stop_on_nonfinite: raise :class:`NonFiniteError` naming the first site
+        and step that held a NaN or Inf, at the next ``w.log``/``w.update``
+        or when the block ends. The model stays usable.
+      include: keep only sites whose dotted path matches this regex.
+      bins: histogram bins.
+      total: the number of steps planned, for the progress line's ETA.
+      display: display the :class:`LiveView` (set False outside a notebook).
+
+    Returns:
+      A :class:`Watch`; ``w.view`` is the widget, ``w.stream`` the history.
+    """
+    return Watch(
+        model,
+        every=every,
+        keep_steps=keep_steps,
+        grads=grads,
+        stop_on_nonfinite=stop_on_nonfinite,
+        include=include,
+        bins=bins,
+        total=total,
+        display=display,
+    )

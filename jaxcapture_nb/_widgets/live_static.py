@@ -1,0 +1,127 @@
+"""What a saved notebook keeps of a LiveView: a text summary and a picture.
+
+The picture is a PNG of each site's histograms over steps with its
+percentile bands, inlined in an ``<img>``: no script, so GitHub, nbviewer
+and ``nbconvert --to html`` show the training story.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from jaxcapture_nb._stream import STAT_COLUMNS, SiteSeries, Stream
+
+_P = STAT_COLUMNS.index("p0")
+_BANDS = ((1, 7, 0.18), (2, 6, 0.3), (3, 5, 0.45))  # percentile columns, past p0, and alpha
+_MAX_SITES = 12
+_GRID = 48  # value rows of the picture
+
+
+def live_text(stream: Stream) -> str:
+    """A deterministic plain-text summary: sites, steps recorded, first NaN/Inf.
+
+    Example:
+      >>> live_text(Stream(bins=8, include=None, every=1, keep_steps=10, grads=False))
+      'LiveView: nothing recorded yet'
+    """
+    with stream.lock:
+        series = list(stream.series.values())
+        scalars = list(stream.scalars)
+        found = stream.first_nonfinite
+    if not series and not scalars:
+        return "LiveView: nothing recorded yet"
+    lines = [
+        f"LiveView: {len(series)} sites, {max((s.calls for s in series), default=0)} steps seen"
+        + (f", scalars: {', '.join(scalars)}" if scalars else "")
+    ]
+    if found is not None:
+        lines.append(f"first NaN/Inf: {found[0]} at step {found[1]}")
+    width = max((len(s.label) for s in series), default=0)
+    lines += [f"  {s.label:<{width}}  {s.kind:<12}  {s.size} steps kept" for s in series]
+    return "\n".join(lines)
+
+
+def over_steps(series: SiteSeries, grid: int = _GRID) -> tuple[np.ndarray, float, float]:
+    """Each kept step's histogram re-binned onto one value grid, normalized per step.
+
+    Returns:
+      (image of shape ``(grid, steps)``, lowest value, highest value).
+    """
+    n = series.size
+    lo = float(np.nanmin(series.stats[:n, STAT_COLUMNS.index("lo")]))
+    hi = float(np.nanmax(series.stats[:n, STAT_COLUMNS.index("hi")]))
+    if not math.isfinite(lo) or not math.isfinite(hi) or hi <= lo:
+        lo, hi = (lo - 0.5, lo + 0.5) if math.isfinite(lo) else (0.0, 1.0)
+    image = np.zeros((grid, n))
+    for k in range(n):
+        edges = np.linspace(
+            series.stats[k, STAT_COLUMNS.index("lo")],
+            series.stats[k, STAT_COLUMNS.index("hi")],
+            series.bins + 1,
+        )
+        centres = (edges[:-1] + edges[1:]) / 2
+        column, _ = np.histogram(centres, bins=grid, range=(lo, hi), weights=series.hists[k])
+        image[:, k] = column / max(column.max(), 1)
+    return image, lo, hi
+
+
+def live_png(stream: Stream) -> bytes:
+    """The histograms over steps of up to twelve sites, and the scalars, as a PNG."""
+    with stream.lock:
+        series = [s for s in stream.series.values() if s.size][:_MAX_SITES]
+        scalars = [s for s in stream.scalars.values() if s.size]
+        panels = [(s, over_steps(s)) for s in series]
+        scalar_rows = [(s.label, s.steps[: s.size].copy(), s.stats[: s.size, 0].copy()) for s in scalars]
+    count = len(panels) + len(scalar_rows)
+    columns = min(3, max(count, 1))
+    rows = max(1, math.ceil(count / columns))
+    figure = Figure(figsize=(3.3 * columns, 2.0 * rows), layout="constrained", dpi=80)
+    for k, (label, steps, values) in enumerate(scalar_rows):
+        ax = figure.add_subplot(rows, columns, k + 1)
+        ax.plot(steps, values, color="#4c78a8", lw=1)
+        ax.set_title(label, fontsize=8)
+        ax.tick_params(labelsize=6)
+    for k, (s, (image, lo, hi)) in enumerate(panels, start=len(scalar_rows)):
+        ax = figure.add_subplot(rows, columns, k + 1)
+        steps = s.steps[: s.size]
+        ax.imshow(
+            image,
+            origin="lower",
+            aspect="auto",
+            cmap="Blues",
+            extent=(float(steps[0]), float(steps[-1]) + 1, lo, hi),
+            interpolation="nearest",
+        )
+        for low, high, alpha in _BANDS:
+            ax.fill_between(
+                steps,
+                s.stats[: s.size, _P + low],
+                s.stats[: s.size, _P + high],
+                color="#f58518",
+                alpha=alpha,
+                lw=0,
+            )
+        ax.plot(steps, s.stats[: s.size, _P + 4], color="#e45756", lw=0.8)
+        ax.set_title(f"{s.label} ({s.kind})", fontsize=8)
+        ax.tick_params(labelsize=6)
+    if not count:
+        figure.text(0.5, 0.5, "nothing recorded", ha="center", va="center")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def live_html(stream: Stream) -> str:
+    """Script-free HTML: the text summary and the PNG of :func:`live_png`."""
+    picture = base64.b64encode(live_png(stream)).decode("ascii")
+    summary = html.escape(live_text(stream))
+    return (
+        f'<div class="jcnb-live-static"><pre>{summary}</pre>'
+        f'<img alt="histograms over steps" src="data:image/png;base64,{picture}"/></div>'
+    )

@@ -1,0 +1,142 @@
+"""LiveView: histograms over steps while a model trains (anywidget; JS in js/).
+
+Rows travel as three binary buffers (steps, statistics, histograms) plus an
+index of which site each block of rows belongs to. An update carries only the
+rows recorded since the previous one; a *base* update carries every kept row
+and replaces what the browser holds. Base updates go out for the first two
+seconds (while the browser may still be loading the front end), after the
+history was thinned, and at the end.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import anywidget
+import numpy as np
+import traitlets as t
+
+from jaxcapture_nb._stream import PERCENTILES, STAT_COLUMNS, Stream
+from jaxcapture_nb._widgets.capture_view import _front_end
+from jaxcapture_nb._widgets.live_static import live_html, live_text
+
+# While the browser may still be loading the module, updates replace
+# everything, so one missed in that window loses nothing.
+BASE_SECONDS = 2.0
+
+
+class LiveView(anywidget.AnyWidget):
+    """Histograms over steps, percentile bands and scalar charts of a :class:`Stream`.
+
+    Made and fed by :func:`~jaxcapture_nb.watch`; :meth:`publish` sends what
+    is new. Saved notebooks keep a plain-text summary and a script-free
+    picture of the histograms over steps.
+
+    Args:
+      stream: the history to show.
+      total: the number of steps planned, for the ETA.
+    """
+
+    _esm = _front_end("live_view.js")
+    _css = _front_end("live_view.css")
+
+    _sites = t.List(t.Dict()).tag(sync=True)
+    _scalar_names = t.List(t.Unicode()).tag(sync=True)
+    _bins = t.Int(0).tag(sync=True)
+    _stat_columns = t.List(list(STAT_COLUMNS)).tag(sync=True)
+    _percentiles = t.List(list(PERCENTILES)).tag(sync=True)
+    _seq = t.Int(0).tag(sync=True)
+    _base = t.Bool(True).tag(sync=True)
+    _index = t.List(t.Int()).tag(sync=True)  # site, rows to drop, rows to add, ...
+    _steps = t.Bytes().tag(sync=True)  # float64 per row
+    _stats = t.Bytes().tag(sync=True)  # float32 STAT_COLUMNS per row
+    _hists = t.Bytes().tag(sync=True)  # int32 bins per row
+    _scalar_index = t.List(t.Int()).tag(sync=True)  # as _index, for scalars
+    _scalar_rows = t.Bytes().tag(sync=True)  # float64 (step, value) pairs
+    _progress = t.Dict().tag(sync=True)
+
+    def __init__(self, stream: Stream, total: int | None = None, **kwargs: Any):
+        self.stream = stream
+        self.total = total
+        self._created = time.perf_counter()
+        self._sent: dict[Any, int] = {}  # rows of each series already sent
+        self._sent_version = -1
+        self._publishing = threading.Lock()
+        super().__init__(_bins=stream.bins, **kwargs)
+
+    def publish(self, final: bool = False) -> None:
+        """Sends the rows recorded since the last call (all of them for a base update)."""
+        with self._publishing, self.stream.lock:
+            base = final or self._sent_version != self.stream.version or self._fresh()
+            sites = list(self.stream.series.items())
+            scalars = list(self.stream.scalars.items())
+            blocks = self._new_rows(sites, base)
+            scalar_blocks = self._new_rows(scalars, base)
+            self._sent_version = self.stream.version
+            progress = self._progress_now(final)
+        if not (blocks or scalar_blocks or base) and progress == self._progress:
+            return
+        with self.hold_sync():
+            if len(sites) != len(self._sites):
+                self._sites = [{"label": s.label, "kind": s.kind} for _, s in sites]
+            if len(scalars) != len(self._scalar_names):
+                self._scalar_names = [s.label for _, s in scalars]
+            self._index = [n for i, drop, rows in blocks for n in (i, drop, len(rows[0]))]
+            self._steps = b"".join(r[0].astype(np.float64).tobytes() for _, _, r in blocks)
+            self._stats = b"".join(r[1].tobytes() for _, _, r in blocks)
+            self._hists = b"".join(r[2].tobytes() for _, _, r in blocks)
+            self._scalar_index = [n for i, drop, rows in scalar_blocks for n in (i, drop, len(rows[0]))]
+            self._scalar_rows = b"".join(
+                np.stack([r[0].astype(np.float64), r[1][:, 0].astype(np.float64)], 1).tobytes()
+                for _, _, r in scalar_blocks
+            )
+            self._base = base
+            self._progress = progress
+            self._seq += 1
+
+    def _fresh(self) -> bool:
+        return time.perf_counter() - self._created < BASE_SECONDS
+
+    def _new_rows(self, series: list, base: bool) -> list[tuple[int, int, tuple[np.ndarray, ...]]]:
+        """Per series with changes: (index, rows the browser drops, rows it appends)."""
+        blocks = []
+        for i, (key, s) in enumerate(series):
+            sent = self._sent.get(key, 0)
+            start = 0 if base else min(sent, s.rewritten_from)
+            if start < s.size or start < sent:
+                rows = slice(start, s.size)
+                drop = 0 if base else sent - start
+                blocks.append((i, drop, (s.steps[rows].copy(), s.stats[rows].copy(), s.hists[rows].copy())))
+            self._sent[key] = s.size
+            s.rewritten_from = len(s.steps)
+        return blocks
+
+    def _progress_now(self, final: bool) -> dict[str, Any]:
+        seen = max(self.stream.steps_seen, *(s.calls for s in self.stream.scalars.values()), 0)
+        elapsed = time.perf_counter() - self.stream.started
+        rate = seen / elapsed if elapsed > 0 and seen else 0.0
+        eta = (self.total - seen) / rate if self.total and rate and seen < self.total else None
+        found = self.stream.first_nonfinite
+        return {
+            "seen": seen,
+            "recorded": max((s.size for s in self.stream.series.values()), default=0),
+            "rate": round(rate, 1),
+            "total": self.total,
+            "eta": None if eta is None else round(eta, 1),
+            "nonfinite": None if found is None else {"site": found[0], "step": found[1]},
+            "done": final,
+        }
+
+    def __repr__(self) -> str:
+        return live_text(self.stream)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle
+        data["text/plain"] = live_text(self.stream)
+        data["text/html"] = live_html(self.stream)
+        return data, metadata

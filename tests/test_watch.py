@@ -1,0 +1,213 @@
+"""watch(): streaming summaries out of an unchanged nnx.jit step."""
+
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+from flax import nnx
+
+from jaxcapture_nb import Gradient, NonFiniteError, summarize, watch
+from jaxcapture_nb._stream import STAT_COLUMNS
+from jaxcapture_nb._watch import PUBLISH_SECONDS
+
+
+class Net(nnx.Module):
+    def __init__(self, rngs: nnx.Rngs):
+        self.first = nnx.Linear(4, 16, rngs=rngs)
+        self.second = nnx.Linear(16, 1, rngs=rngs)
+
+    def hidden(self, x):
+        return nnx.relu(self.first(x))
+
+    def __call__(self, x):
+        h = self.perturb("h", self.hidden(x))
+        self.sow(nnx.Intermediate, "act", h)
+        return self.second(h)
+
+
+def loss_fn(model, x, y):
+    return jnp.mean((model(x) - y) ** 2)
+
+
+def make_step(traces, lr=0.0):
+    @nnx.jit
+    def train_step(model, optimizer, x, y):
+        traces.append(1)
+        loss, grads = nnx.value_and_grad(loss_fn)(model, x, y)
+        optimizer.update(model, grads)
+        return loss
+
+    return train_step
+
+
+@pytest.fixture
+def setup():
+    model = Net(nnx.Rngs(0))
+    x = jax.random.normal(jax.random.key(1), (8, 4))
+    y = jnp.ones((8, 1))
+    return model, nnx.Optimizer(model, optax.sgd(0.0), wrt=nnx.Param), x, y
+
+
+def row(series, k, column):
+    return float(series.stats[k, STAT_COLUMNS.index(column)])
+
+
+def test_an_unchanged_jitted_step_is_traced_once_and_streams_every_call(setup):
+    model, optimizer, x, y = setup
+    traces = []
+    step = make_step(traces)
+    with watch(model, display=False) as w:
+        for _ in range(12):
+            step(model, optimizer, x, y)
+    assert len(traces) == 1
+    act = w.stream.series[((), "Intermediate", "act")]
+    assert act.calls == 12 and act.size == 12
+    assert act.steps[:12].tolist() == list(range(12))
+    # lr=0: every step sees the same activations as the eager model.
+    want = model.hidden(x)
+    assert row(act, 11, "mean") == pytest.approx(float(want.mean()), rel=1e-5)
+    assert row(act, 11, "max") == pytest.approx(float(want.max()), rel=1e-5)
+    assert act.hists[11].sum() == want.size
+    assert "__captures__" not in vars(model)
+
+
+def test_every_records_one_step_in_n(setup):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    with watch(model, every=5, display=False) as w:
+        for _ in range(23):
+            step(model, optimizer, x, y)
+    act = w.stream.series[((), "Intermediate", "act")]
+    assert act.steps[: act.size].tolist() == [0, 5, 10, 15, 20]
+
+
+def test_the_ring_is_bounded_and_thins_old_steps(setup):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    sizes = []
+    with watch(model, keep_steps=16, display=False) as w:
+        for i in range(200):
+            step(model, optimizer, x, y)
+            if i in (60, 199):
+                jax.effects_barrier()
+                sizes.append(w.stream.nbytes())
+    act = w.stream.series[((), "Intermediate", "act")]
+    steps = act.steps[: act.size]
+    assert act.size <= 16 and steps[-1] == 199
+    # Old steps are thinned evenly, not dropped: the rows still span the run.
+    assert steps[0] == 0 and np.all(np.diff(steps[:-1]) == steps[1] - steps[0])
+    assert sizes[0] == sizes[1]  # memory flat once the ring is full
+
+
+def test_gradients_of_perturbed_values_match_jax_grad_by_hand(setup):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    with watch(model, grads=True, display=False) as w:
+        step(model, optimizer, x, y)
+    hidden = model.hidden(x)
+    want = jax.grad(lambda h: jnp.mean((model.second(h) - y) ** 2))(hidden)
+    grad = w.stream.series[((), "Gradient", "h")]
+    value = w.stream.series[((), "Perturbation", "h")]
+    assert grad.kind == Gradient.__name__
+    assert row(grad, 0, "mean") == pytest.approx(float(want.mean()), rel=1e-4, abs=1e-9)
+    assert row(grad, 0, "std") == pytest.approx(float(want.std()), rel=1e-4)
+    assert row(value, 0, "mean") == pytest.approx(float(hidden.mean()), rel=1e-5)
+
+
+def test_the_first_nonfinite_step_and_site_are_flagged(setup):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    with watch(model, display=False) as w:
+        for i in range(6):
+            step(model, optimizer, x.at[0, 0].set(jnp.nan) if i >= 3 else x, y)
+    assert w.stream.first_nonfinite == ("act", 3)
+    w.view.publish(final=True)
+    assert w.view._progress["nonfinite"] == {"site": "act", "step": 3}
+    assert "first NaN/Inf: act at step 3" in repr(w)
+
+
+def test_stop_on_nonfinite_raises_naming_site_and_step_and_the_model_stays_usable(setup):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    with pytest.raises(NonFiniteError, match=r"act held a NaN or Inf at step 2") as caught:
+        with watch(model, stop_on_nonfinite=True, display=False) as w:
+            for i in range(50):
+                loss = step(model, optimizer, x.at[0, 0].set(jnp.nan) if i >= 2 else x, y)
+                jax.block_until_ready(loss)
+                jax.effects_barrier()
+                w.log(step=i, loss=loss)
+    assert caught.value.site == "act" and caught.value.step == 2
+    assert "__captures__" not in vars(model)
+    # Usable: the same compiled step runs again, and a new watch records it.
+    with watch(model, display=False) as again:
+        step(model, optimizer, x, y)
+    assert again.stream.series[((), "Intermediate", "act")].size == 1
+
+
+def test_the_explicit_path_records_summaries_made_in_the_users_step(setup):
+    model, optimizer, x, y = setup
+
+    def plain_loss(model, x, y):
+        return jnp.mean((model.second(model.hidden(x)) - y) ** 2)
+
+    @nnx.jit
+    def train_step(model, optimizer, x, y):
+        loss, grads = nnx.value_and_grad(plain_loss)(model, x, y)
+        optimizer.update(model, grads)
+        return loss, summarize({"hidden": model.hidden(x)}, bins=16)
+
+    with watch(bins=16, display=False) as w:
+        for i in range(0, 30, 3):
+            loss, summaries = train_step(model, optimizer, x, y)
+            w.update(i, summaries)
+            w.log(step=i, loss=loss)
+    hidden = w.stream.series[("update", "hidden")]
+    assert hidden.steps[: hidden.size].tolist() == list(range(0, 30, 3))
+    assert row(hidden, 0, "mean") == pytest.approx(float(model.hidden(x).mean()), rel=1e-5)
+    assert w.stream.scalars["loss"].size == 10
+
+
+def test_the_view_publishes_at_most_ten_times_a_second(setup):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    start = time.perf_counter()
+    with watch(model, display=False) as w:
+        while time.perf_counter() - start < 0.6:
+            step(model, optimizer, x, y)
+    elapsed = time.perf_counter() - start
+    # One publish per period at most, plus the final one.
+    assert 1 <= w.view._seq <= elapsed / PUBLISH_SECONDS + 2
+    assert w.view._progress["seen"] == w.stream.series[((), "Intermediate", "act")].calls
+
+
+def test_updates_after_the_first_seconds_carry_only_new_rows(setup):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    with watch(model, display=False) as w:
+        view = w.view
+        view._created -= 60  # past the start-up window of base updates
+        view._sent_version = w.stream.version
+        for _ in range(3):
+            step(model, optimizer, x, y)
+        jax.effects_barrier()
+        view.publish()
+        first = list(view._index)
+        for _ in range(2):
+            step(model, optimizer, x, y)
+        jax.effects_barrier()
+        view.publish()
+        second = list(view._index), view._base, len(view._hists)
+    assert first == [0, 0, 3]
+    assert second == ([0, 0, 2], False, 2 * 4 * w.stream.bins)
+
+
+def test_bad_arguments_are_refused_with_the_fix():
+    with pytest.raises(ValueError, match="every must be a positive integer"):
+        watch(every=0)
+    with pytest.raises(ValueError, match="keep_steps"):
+        watch(keep_steps=1)
+    with pytest.raises(TypeError, match="w.update"):
+        watch(object())
