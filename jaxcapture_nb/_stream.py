@@ -238,6 +238,8 @@ class Stream:
             value = summarize(value, bins=self.bins)
         if value.reason is not None:
             return
+        if not isinstance(value, Summary | jax.Array | np.ndarray):
+            return
         with self.lock:
             series = self.series.get(key)
             if series is None:

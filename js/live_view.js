@@ -170,7 +170,8 @@ function render({ model, el }) {
       for (let i = 0; i < hist.length; i++) {
         if (!hist[i]) continue;
         const y0 = y(a + (i + 1) * binH);
-        ctx.fillStyle = `rgba(31, 119, 180, ${0.15 + 0.85 * (hist[i] / top)})`;
+        // Square root: a spike (ReLU's zeros) does not wash out the rest.
+        ctx.fillStyle = `rgba(31, 119, 180, ${0.08 + 0.92 * Math.sqrt(hist[i] / top)})`;
         ctx.fillRect(k * colW, y0, Math.max(colW, 1), Math.max(y(a + i * binH) - y0, 1));
       }
     }

@@ -193,11 +193,13 @@ def test_updates_after_the_first_seconds_carry_only_new_rows(setup):
         for _ in range(3):
             step(model, optimizer, x, y)
         jax.effects_barrier()
+        w.stream.settle()
         view.publish()
         first = list(view._index)
         for _ in range(2):
             step(model, optimizer, x, y)
         jax.effects_barrier()
+        w.stream.settle()
         view.publish()
         second = list(view._index), view._base, len(view._hists)
     assert first == [0, 0, 3]

@@ -40,7 +40,7 @@ from flax.nnx import pytreelib
 
 from jaxcapture_nb._recorder import Recorder
 from jaxcapture_nb._records import Gradient
-from jaxcapture_nb._summary import summarize, summary_from_tables, summary_tables
+from jaxcapture_nb._summary import packed_summary, summarize, unpack_summary
 from jaxcapture_nb._warnings import JaxCaptureWarning
 
 # A route id, stored in the sinks' static data, names the model a sink belongs
@@ -191,7 +191,7 @@ def _arrive(route: int, path: tuple[Any, ...], var_type: type, name: str, layout
     capture = _ROUTES.get(route)
     if capture is None:
         return
-    value = summary_from_tables(*arrays, *layout) if layout is not None else arrays[0]
+    value = unpack_summary(arrays[0], *layout) if layout is not None else arrays[0]
     capture.recorder.add(path, var_type, name, value)
 
 
@@ -214,7 +214,7 @@ def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) 
     _callback_routes.add(route)
     if recorder.keep == "stream":
         layout = (tuple(value.shape), value.dtype)
-        arrays = summary_tables(value, recorder.bins)
+        arrays = (packed_summary(value, recorder.bins),)
     else:
         layout, arrays = None, (value,)
     jax.debug.callback(functools.partial(_arrive, route, path, var_type, name, layout), *arrays)

@@ -111,5 +111,7 @@ def open_and_run(context, url: str, token: str, name: str):
         " return s && s.textContent.includes('Idle'); }",
         timeout=120_000,
     )
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    # Not awaited: the command's promise settles only when every cell is done,
+    # and a test may look at a cell while it still runs.
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     return page

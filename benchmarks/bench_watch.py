@@ -1,0 +1,140 @@
+"""watch() on an nnx.jit adam step of a 4-layer width-1024 ReLU MLP, batch 256.
+
+Targets, recording every step:
+- watch(model) around the unchanged step: at most 1.10x the step without watch;
+- the explicit path (summarize() inside the step, then w.update): at most 1.05x;
+- 10,000 steps: host memory flat once the ring of kept steps is full.
+
+"Without watch" is the same step of the same model with its sow calls
+switched off: outside a capture, current Flax would keep appending sowed
+values to the model, which no training loop wants.
+"""
+
+import gc
+import tracemalloc
+
+import jax
+import jax.numpy as jnp
+import optax
+from _timing import compare
+from flax import nnx
+
+from jaxcapture_nb import summarize, watch
+
+
+class MLP(nnx.Module):
+    def __init__(self, width: int, depth: int, rngs: nnx.Rngs, sow: bool = True):
+        self.layers = nnx.List([nnx.Linear(width, width, rngs=rngs) for _ in range(depth)])
+        self.sowing = sow
+
+    def __call__(self, x):
+        activations = []
+        for i, layer in enumerate(self.layers):
+            x = nnx.relu(layer(x))
+            activations.append(x)
+            if self.sowing:
+                self.sow(nnx.Intermediate, f"act{i}", x)
+        return x, activations
+
+
+def make_step(summaries: bool):
+    @nnx.jit
+    def train_step(model, optimizer, x, y):
+        def loss_fn(model):
+            out, activations = model(x)
+            return jnp.mean((out - y) ** 2), activations
+
+        (loss, activations), grads = nnx.value_and_grad(loss_fn, has_aux=True)(model)
+        optimizer.update(model, grads)
+        return (loss, summarize(activations)) if summaries else loss
+
+    return train_step
+
+
+def step_times(width: int, depth: int, batch: int, calls: int) -> dict[str, float]:
+    x = jax.random.normal(jax.random.key(1), (batch, width))
+    y = jax.random.normal(jax.random.key(2), (batch, width))
+
+    def setup(sow: bool):
+        model = MLP(width, depth, nnx.Rngs(0), sow=sow)
+        return model, nnx.Optimizer(model, optax.adam(1e-4), wrt=nnx.Param)
+
+    plain_model, plain_opt = setup(sow=False)
+    watched_model, watched_opt = setup(sow=True)
+    explicit_model, explicit_opt = setup(sow=False)
+    plain, explicit = make_step(False), make_step(True)
+    watched = make_step(False)
+    hook_watch = watch(watched_model, display=False).__enter__()
+    explicit_watch = watch(display=False).__enter__()
+    counter = {"explicit": 0}
+
+    def run_plain():
+        for _ in range(calls):
+            loss = plain(plain_model, plain_opt, x, y)
+        return loss
+
+    def run_watched():
+        for _ in range(calls):
+            loss = watched(watched_model, watched_opt, x, y)
+        return loss
+
+    def run_explicit():
+        for _ in range(calls):
+            loss, summaries = explicit(explicit_model, explicit_opt, x, y)
+            explicit_watch.update(counter["explicit"], summaries)
+            counter["explicit"] += 1
+        return loss
+
+    try:
+        times = compare(
+            {"without watch": run_plain, "watch(model)": run_watched, "explicit path": run_explicit},
+            rounds=15,
+        )
+    finally:
+        hook_watch.__exit__(None, None, None)
+        explicit_watch.__exit__(None, None, None)
+    recorded = hook_watch.stream.series[((), "Intermediate", "act0")].calls
+    return {name: t / calls for name, t in times.items()} | {"recorded": recorded}
+
+
+def memory_over_steps(steps: int = 10_000, keep_steps: int = 500) -> list[tuple[int, int, int]]:
+    """(step, bytes of kept rows, bytes Python holds) at checkpoints of a long run."""
+    width, batch = 64, 32
+    model = MLP(width, 4, nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-4), wrt=nnx.Param)
+    step = make_step(False)
+    x = jax.random.normal(jax.random.key(1), (batch, width))
+    y = jax.random.normal(jax.random.key(2), (batch, width))
+    checkpoints = {1_000, 2_500, 5_000, 7_500, steps}
+    out = []
+    tracemalloc.start()
+    with watch(model, keep_steps=keep_steps, display=False) as w:
+        for i in range(1, steps + 1):
+            loss = step(model, optimizer, x, y)
+            w.log(step=i, loss=loss)
+            if i in checkpoints:
+                jax.block_until_ready(loss)
+                jax.effects_barrier()
+                w.stream.settle()
+                w.view.publish()
+                gc.collect()
+                out.append((i, w.stream.nbytes(), tracemalloc.get_traced_memory()[0]))
+    tracemalloc.stop()
+    return out
+
+
+def main(width: int = 1024, depth: int = 4, batch: int = 256, calls: int = 5):
+    times = step_times(width, depth, batch, calls)
+    base = times["without watch"]
+    for name in ("without watch", "watch(model)", "explicit path"):
+        print(f"{name:16s} {times[name] * 1e3:8.2f} ms/step  {times[name] / base:.3f}x")
+    print(f"steps recorded by watch(model): {times['recorded']}")
+    print(f"watch(model) / without: {times['watch(model)'] / base:.3f}x (target <= 1.10x)")
+    print(f"explicit path / without: {times['explicit path'] / base:.3f}x (target <= 1.05x)")
+    print("10,000 steps, keep_steps=500 (4 sites and a loss):")
+    for step, kept, held in memory_over_steps():
+        print(f"  step {step:6d}: kept rows {kept / 1024:7.1f} KiB, Python heap {held / 2**20:7.2f} MiB")
+
+
+if __name__ == "__main__":
+    main()
