@@ -20,6 +20,7 @@ from IPython.display import display
 
 from jaxcapture_nb._capture import capture
 from jaxcapture_nb._recorder import KEEP_MODES
+from jaxcapture_nb._watch import watch
 
 
 def _is_flax_module(value: Any) -> bool:
@@ -106,6 +107,9 @@ class CaptureMagics(Magics):
     @argument("--bins", type=int, default=64, help="histogram bins")
     @argument("--out", default="_capture", help="variable that receives the Capture")
     @argument("--no-display", action="store_true", help="do not display the widget")
+    @argument("--stream", action="store_true", help="stream summaries into a live view (see watch())")
+    @argument("--every", type=int, default=1, help="with --stream: record one value in N per site")
+    @argument("--grads", action="store_true", help="also record gradients of Module.perturb values")
     @cell_magic
     def capture_intermediates(self, line: str, cell: str) -> None:
         """Runs the cell inside ``capture()`` and shows what the model sowed.
@@ -119,6 +123,13 @@ class CaptureMagics(Magics):
         With several models, ``--out`` receives a dict of their captures by name.
         If the cell raises, the traceback shows, the cell fails, and the partial
         capture is still displayed and bound.
+
+        ``%%capture_intermediates model --stream --every 10`` stands for::
+
+            with jaxcapture_nb.watch(model, every=10) as w:
+                <the cell>
+
+        and binds the :class:`~jaxcapture_nb.Watch` to ``--out``.
         """
         args = parse_argstring(self.capture_intermediates, line)
         namespace = self.shell.user_ns
@@ -126,6 +137,11 @@ class CaptureMagics(Magics):
             raise UsageError(f"--bins must be a positive integer, got {args.bins}")
         var_types = _variable_types(args.types, namespace)
         models = _models(args.models, namespace)
+        if args.stream:
+            self._stream(args, cell, models)
+            return
+        if args.every != 1:
+            raise UsageError("--every applies to --stream; add --stream, or use --keep last in a loop")
         try:
             captures = {
                 name: capture(
@@ -135,6 +151,7 @@ class CaptureMagics(Magics):
                     include=_unquote(args.include),
                     keep=args.keep,
                     bins=args.bins,
+                    grads=args.grads,
                 )
                 for name, model in models.items()
             }
@@ -150,6 +167,37 @@ class CaptureMagics(Magics):
             if not args.no_display:
                 for cap in captures.values():
                     display(cap.show())
+
+    def _stream(self, args: Any, cell: str, models: dict[str, Any]) -> None:
+        if args.keep != "all" or args.methods or args.types:
+            raise UsageError("--stream records summaries of sowed values; drop --keep, --methods and --types")
+        not_nnx = [name for name, model in models.items() if not isinstance(model, nnx.Module)]
+        if not_nnx:
+            raise UsageError(
+                f"--stream needs NNX models; {', '.join(not_nnx)} is a Linen module. Capture it "
+                "without --stream, or summarize() in your step and hand the results to watch().update"
+            )
+        try:
+            watches = {
+                name: watch(
+                    model,
+                    every=args.every,
+                    grads=args.grads,
+                    include=_unquote(args.include),
+                    bins=args.bins,
+                    display=not args.no_display,
+                )
+                for name, model in models.items()
+            }
+        except (TypeError, ValueError) as e:
+            raise UsageError(f"%%capture_intermediates: {e}") from None
+        try:
+            with contextlib.ExitStack() as stack:
+                for w in watches.values():
+                    stack.enter_context(w)
+                _run(self.shell, cell, self.shell.user_ns)
+        finally:
+            self.shell.user_ns[args.out] = next(iter(watches.values())) if len(watches) == 1 else watches
 
 
 def load(shell: Any) -> None:

@@ -104,6 +104,9 @@ def test_a_failing_cell_fails_keeps_the_partial_capture_and_leaves_the_model_cle
         ("model --types Param2", "'Param2' is not an nnx.Variable type"),
         ("model --include (", "not a valid regular expression"),
         ("model --bins 0", "--bins must be a positive integer"),
+        ("model --every 5", "--every applies to --stream"),
+        ("model --stream --keep last", "drop --keep, --methods and --types"),
+        ("model --stream --every 0", "every must be a positive integer"),
     ],
 )
 def test_bad_options_are_usage_errors_and_the_body_does_not_run(ipython, namespace, capsys, line, message):
@@ -128,3 +131,29 @@ def test_the_widget_is_displayed_after_the_cell(ipython, namespace):
 def test_the_docstring_shows_the_with_block(ipython):
     doc = ipython.magics_manager.magics["cell"]["capture_intermediates"].__doc__
     assert "with jaxcapture_nb.capture(model, methods=True" in doc
+
+
+def test_stream_runs_the_cell_inside_watch_and_binds_it(ipython, namespace):
+    from jaxcapture_nb import Watch
+
+    cell = "%%capture_intermediates model --stream --every 2 --no-display --out w\nfor _ in range(5):\n    model(x)"
+    assert ipython.run_cell(cell).success
+    w = namespace.pop("w")
+    assert isinstance(w, Watch) and not has_captures(namespace["model"])
+    features = w.stream.series[((), "Intermediate", "features")]
+    assert features.calls == 5 and features.steps[: features.size].tolist() == [0, 2, 4]
+
+
+def test_stream_refuses_linen_models(ipython, namespace):
+    from flax import linen as nn
+
+    namespace["dense"] = nn.Dense(2)
+    result = ipython.run_cell("%%capture_intermediates dense --stream\nran.append(1)")
+    namespace.pop("dense")
+    assert not result.success and "--stream needs NNX models" in str(result.error_in_exec)
+    assert namespace["ran"] == []
+
+
+def test_the_docstring_shows_the_watch_block(ipython):
+    doc = ipython.magics_manager.magics["cell"]["capture_intermediates"].__doc__
+    assert "with jaxcapture_nb.watch(model, every=10) as w:" in doc
