@@ -152,6 +152,7 @@ class Stream:
         self.started = time.perf_counter()
         self.lock = threading.RLock()
         self._queued: list[tuple[str, int, Any]] = []
+        self._arrived: list[tuple[SiteSeries, int, Any]] = []
 
     # -- the recorder interface a backend uses -------------------------------------
 
@@ -192,8 +193,6 @@ class Stream:
         """
         with self.lock:
             queued, self._queued = self._queued, []
-        if not queued:
-            return
         queued = jax.device_get(queued)
         for kind, step, payload in queued:
             if kind == "scalar":
@@ -201,6 +200,7 @@ class Stream:
                 self._scalar(name, step, float(np.asarray(value, np.float64).mean()))
             else:
                 self._tree(step, payload)
+        self._record_arrived()
 
     def _tree(self, step: int, summaries: Any) -> None:
         leaves = jax.tree_util.tree_flatten_with_path(summaries, is_leaf=lambda x: isinstance(x, Summary))[0]
@@ -232,12 +232,12 @@ class Stream:
                 self.version += 1
 
     def _ingest(self, key: Any, label: str, kind: str, value: Any, step: int | None = None) -> None:
-        if not isinstance(value, Summary):
-            if not isinstance(value, jax.Array | np.ndarray):
-                return
-            value = summarize(value, bins=self.bins)
-        if value.reason is not None:
-            return
+        """Counts a value and queues it if it is to be recorded.
+
+        Host callbacks call this from the runtime's thread while the device
+        waits for them, so only cheap bookkeeping happens here; statistics
+        and rows are made in :meth:`settle`.
+        """
         if not isinstance(value, Summary | jax.Array | np.ndarray):
             return
         with self.lock:
@@ -249,11 +249,25 @@ class Stream:
             if call % self.every:
                 return
             step = call if step is None else step
-            if series.append(step, value):
-                self.version += 1
-            row = series.stats[series.size - 1]
-            if self.first_nonfinite is None and row[5:8].sum() > 0:
-                self.first_nonfinite = (label, step)
+            self._arrived.append((series, step, value))
+            if self.first_nonfinite is None and isinstance(value, Summary) and value.reason is None:
+                if int(np.sum(value.nan_count) + np.sum(value.posinf_count) + np.sum(value.neginf_count)):
+                    self.first_nonfinite = (_flag_name(series), step)
+
+    def _record_arrived(self) -> None:
+        with self.lock:
+            arrived, self._arrived = self._arrived, []
+        for series, step, value in arrived:
+            if not isinstance(value, Summary):
+                value = summarize(value, bins=self.bins)
+            if value.reason is not None:
+                continue
+            with self.lock:
+                if series.append(step, value):
+                    self.version += 1
+                row = series.stats[series.size - 1]
+                if self.first_nonfinite is None and row[5:8].sum() > 0:
+                    self.first_nonfinite = (_flag_name(series), step)
 
     # -- reading -----------------------------------------------------------------
 
@@ -272,6 +286,11 @@ class Stream:
                 for t in (s.steps, s.stats, s.hists)
             ]
             return sum(t.nbytes for t in tables)
+
+
+def _flag_name(series: SiteSeries) -> str:
+    # A value and its gradient share a path; say which one it was.
+    return series.label if series.kind in ("Intermediate", "Summary") else f"{series.label} ({series.kind})"
 
 
 def _hashable(value: Any) -> bool:

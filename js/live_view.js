@@ -341,7 +341,12 @@ function render({ model, el }) {
   });
   flag.addEventListener("click", () => {
     const p = model.get("_progress") || {};
-    const i = model.get("_sites").findIndex((/** @type {{label: string}} */ s) => p.nonfinite && s.label === p.nonfinite.site);
+    const i = model
+      .get("_sites")
+      .findIndex(
+        (/** @type {{label: string, kind: string}} */ s) =>
+          p.nonfinite && (s.label === p.nonfinite.site || `${s.label} (${s.kind})` === p.nonfinite.site),
+      );
     if (i >= 0) {
       selected = i;
       draw();

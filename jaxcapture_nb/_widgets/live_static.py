@@ -54,20 +54,19 @@ def over_steps(series: SiteSeries, grid: int = _GRID) -> tuple[np.ndarray, float
       (image of shape ``(grid, steps)``, lowest value, highest value).
     """
     n = series.size
-    lo = float(np.nanmin(series.stats[:n, STAT_COLUMNS.index("lo")]))
-    hi = float(np.nanmax(series.stats[:n, STAT_COLUMNS.index("hi")]))
-    if not math.isfinite(lo) or not math.isfinite(hi) or hi <= lo:
-        lo, hi = (lo - 0.5, lo + 0.5) if math.isfinite(lo) else (0.0, 1.0)
+    los = series.stats[:n, STAT_COLUMNS.index("lo")].astype(np.float64)
+    his = series.stats[:n, STAT_COLUMNS.index("hi")].astype(np.float64)
+    usable = np.isfinite(los) & np.isfinite(his)  # a step of only NaNs has no range
+    lo = float(los[usable].min()) if usable.any() else 0.0
+    hi = float(his[usable].max()) if usable.any() else 1.0
+    if hi <= lo:
+        lo, hi = lo - 0.5, lo + 0.5
     image = np.zeros((grid, n))
-    for k in range(n):
-        edges = np.linspace(
-            series.stats[k, STAT_COLUMNS.index("lo")],
-            series.stats[k, STAT_COLUMNS.index("hi")],
-            series.bins + 1,
-        )
+    for k in np.flatnonzero(usable):
+        edges = np.linspace(los[k], his[k], series.bins + 1)
         centres = (edges[:-1] + edges[1:]) / 2
         column, _ = np.histogram(centres, bins=grid, range=(lo, hi), weights=series.hists[k])
-        image[:, k] = column / max(column.max(), 1)
+        image[:, k] = np.sqrt(column / max(column.max(), 1))  # a spike does not wash out the rest
     return image, lo, hi
 
 
