@@ -142,28 +142,21 @@ class CaptureMagics(Magics):
             return
         if args.every != 1:
             raise UsageError("--every applies to --stream; add --stream, or use --keep last in a loop")
+        captures = _for_each(
+            models,
+            lambda model: capture(
+                model,
+                *(var_types if isinstance(model, nnx.Module) else ()),
+                methods=args.methods,
+                include=_unquote(args.include),
+                keep=args.keep,
+                bins=args.bins,
+                grads=args.grads,
+            ),
+        )
         try:
-            captures = {
-                name: capture(
-                    model,
-                    *(var_types if isinstance(model, nnx.Module) else ()),
-                    methods=args.methods,
-                    include=_unquote(args.include),
-                    keep=args.keep,
-                    bins=args.bins,
-                    grads=args.grads,
-                )
-                for name, model in models.items()
-            }
-        except (TypeError, ValueError) as e:
-            raise UsageError(f"%%capture_intermediates: {e}") from None
-        try:
-            with contextlib.ExitStack() as stack:
-                for cap in captures.values():
-                    stack.enter_context(cap)
-                _run(self.shell, cell, namespace)
+            self._run_inside(captures, cell, args.out)
         finally:
-            namespace[args.out] = next(iter(captures.values())) if len(captures) == 1 else captures
             if not args.no_display:
                 for cap in captures.values():
                     display(cap.show())
@@ -177,27 +170,36 @@ class CaptureMagics(Magics):
                 f"--stream needs NNX models; {', '.join(not_nnx)} is a Linen module. Capture it "
                 "without --stream, or summarize() in your step and hand the results to watch().update"
             )
-        try:
-            watches = {
-                name: watch(
-                    model,
-                    every=args.every,
-                    grads=args.grads,
-                    include=_unquote(args.include),
-                    bins=args.bins,
-                    display=not args.no_display,
-                )
-                for name, model in models.items()
-            }
-        except (TypeError, ValueError) as e:
-            raise UsageError(f"%%capture_intermediates: {e}") from None
+        watches = _for_each(
+            models,
+            lambda model: watch(
+                model,
+                every=args.every,
+                grads=args.grads,
+                include=_unquote(args.include),
+                bins=args.bins,
+                display=not args.no_display,
+            ),
+        )
+        self._run_inside(watches, cell, args.out)
+
+    def _run_inside(self, contexts: dict[str, Any], cell: str, out: str) -> None:
+        """Runs the cell inside every context; binds them to ``out`` even if it raises."""
         try:
             with contextlib.ExitStack() as stack:
-                for w in watches.values():
-                    stack.enter_context(w)
+                for context in contexts.values():
+                    stack.enter_context(context)
                 _run(self.shell, cell, self.shell.user_ns)
         finally:
-            self.shell.user_ns[args.out] = next(iter(watches.values())) if len(watches) == 1 else watches
+            self.shell.user_ns[out] = next(iter(contexts.values())) if len(contexts) == 1 else contexts
+
+
+def _for_each(models: dict[str, Any], make: Any) -> dict[str, Any]:
+    """``make(model)`` for every model, with bad arguments as UsageErrors."""
+    try:
+        return {name: make(model) for name, model in models.items()}
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"%%capture_intermediates: {e}") from None
 
 
 def load(shell: Any) -> None:

@@ -53,3 +53,11 @@ def open_notebook(lab, browser):
     yield run
     for page in pages:
         page.close()
+
+
+@pytest.fixture(scope="session")
+def notebook7(tmp_path_factory):
+    """A Notebook 7 server; yields (base_url, token, root_dir)."""
+    root = tmp_path_factory.mktemp("notebook7")
+    with jupyter_lab(root, app="notebook") as (url, token):
+        yield url, token, root

@@ -51,8 +51,8 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def jupyter_lab(root: pathlib.Path) -> Iterator[tuple[str, str]]:
-    """Runs JupyterLab serving ``root``; yields (base_url, token)."""
+def jupyter_lab(root: pathlib.Path, app: str = "lab") -> Iterator[tuple[str, str]]:
+    """Runs JupyterLab (or Notebook 7, ``app="notebook"``) serving ``root``; yields (base_url, token)."""
     settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True, exist_ok=True)
     # No "get notified about Jupyter news" toast over the screenshots.
@@ -65,14 +65,14 @@ def jupyter_lab(root: pathlib.Path) -> Iterator[tuple[str, str]]:
             sys.executable,
             "-m",
             "jupyter",
-            "lab",
+            app,
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={port}",
             f"--IdentityProvider.token={token}",
             f"--ServerApp.root_dir={root}",
             "--allow-root",
-            "--LabApp.expose_app_in_browser=True",
+            "--expose-app-in-browser",
         ],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -88,7 +88,7 @@ def jupyter_lab(root: pathlib.Path) -> Iterator[tuple[str, str]]:
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(
-                        "JupyterLab did not start:\n" + (root / "server.log").read_text()[-3000:]
+                        f"jupyter {app} did not start:\n" + (root / "server.log").read_text()[-3000:]
                     ) from None
                 time.sleep(0.2)  # polling a server that is starting, not waiting on a widget
         yield url, token
@@ -96,6 +96,14 @@ def jupyter_lab(root: pathlib.Path) -> Iterator[tuple[str, str]]:
         server.terminate()
         server.wait(timeout=30)
         log.close()
+
+
+def wait_for_idle_kernel(page) -> None:
+    """Waits until the current notebook's kernel is idle, in JupyterLab or Notebook 7."""
+    page.wait_for_function(
+        "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'",
+        timeout=120_000,
+    )
 
 
 def open_and_run(context, url: str, token: str, name: str):
@@ -106,11 +114,7 @@ def open_and_run(context, url: str, token: str, name: str):
     page = context.new_page()
     # A fresh workspace: JupyterLab would otherwise reopen earlier notebooks' tabs.
     page.goto(f"{url}/lab/workspaces/w-{secrets.token_hex(4)}/tree/{name}?token={token}&reset")
-    page.wait_for_function(
-        "() => { const s = document.querySelector('#jp-main-statusbar');"
-        " return s && s.textContent.includes('Idle'); }",
-        timeout=120_000,
-    )
+    wait_for_idle_kernel(page)
     # Not awaited: the command's promise settles only when every cell is done,
     # and a test may look at a cell while it still runs.
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
