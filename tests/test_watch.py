@@ -183,9 +183,11 @@ def test_the_view_publishes_at_most_ten_times_a_second(setup):
     assert w.view._progress["seen"] == w.stream.series[((), "Intermediate", "act")].calls
 
 
-def test_updates_after_the_first_seconds_carry_only_new_rows(setup):
+def test_updates_after_the_first_seconds_carry_only_new_rows(setup, monkeypatch):
     model, optimizer, x, y = setup
     step = make_step([])
+    # This test publishes by hand: keep the background publisher asleep.
+    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 3600.0)
     with watch(model, display=False) as w:
         view = w.view
         view._created -= 60  # past the start-up window of base updates
