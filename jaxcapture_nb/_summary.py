@@ -364,8 +364,11 @@ def packed_summary(x: jax.Array, bins: int) -> jax.Array:
 def unpack_summary(packed: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summary:
     """The :class:`Summary` that :func:`packed_summary` made, on the host."""
     packed = np.asarray(packed, np.int32)
-    floats, ints = packed[: len(_FLOAT_FIELDS)].view(np.float32), packed[len(_FLOAT_FIELDS) : 11]
-    return summary_from_tables(floats, ints, packed[11:], shape, dtype)
+    counts_end = len(_FLOAT_FIELDS) + len(_INT_FIELDS)
+    floats = packed[: len(_FLOAT_FIELDS)].view(np.float32)
+    return summary_from_tables(
+        floats, packed[len(_FLOAT_FIELDS) : counts_end], packed[counts_end:], shape, dtype
+    )
 
 
 def summary_from_tables(floats: Any, ints: Any, hist: Any, shape: tuple[int, ...], dtype: Any) -> Summary:

@@ -3,13 +3,14 @@
 How values leave an unchanged ``nnx.jit`` step: inside the block every
 submodule carries a streaming sink. When the step is traced, each ``sow``
 (and, with ``grads=True``, each ``perturb`` and the gradient reaching it)
-summarizes its value on the device and passes the summary's three small
-arrays to ``jax.debug.callback``. Nothing is added to the model's state, so
-the step is traced once and every later call reuses the compiled program;
-the callback runs on the runtime's thread when the device gets there, so the
-loop never waits for the host. Summaries land in a :class:`Stream`, and a
-background thread publishes what is new to the :class:`LiveView` at most
-ten times a second.
+summarizes its value on the device and passes the summary, packed in one
+small array, to ``jax.debug.callback``. Nothing is added to the model's
+state, so the step is traced once and every later call reuses the compiled
+program. The callback only counts the value and queues it; statistics, rows
+and updates of the :class:`LiveView` are made by a background thread at most
+ten times a second, so the loop never waits for the view or the browser.
+(On the CPU a program with host callbacks runs synchronously: each call
+returns when its step is done.)
 """
 
 from __future__ import annotations

@@ -199,7 +199,7 @@ def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) 
     """Records a value now if it is concrete, or by host callback from a trace.
 
     While streaming, a traced value is summarized inside the trace and only
-    the summary's three small arrays are sent, so each call of a compiled
+    the summary's one small array is sent, so each call of a compiled
     step costs one small transfer per site and nothing is stored in the
     model's state (which would change its structure and force a re-trace).
     """
