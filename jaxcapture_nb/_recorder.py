@@ -21,6 +21,20 @@ KEEP_MODES = ("all", "last", "summary")
 Include = str | re.Pattern | Callable[[str], bool] | None
 
 
+def site_label(path: tuple[Any, ...], name: str) -> str:
+    """The dotted path of a site, as ``include`` sees it and views show it."""
+    return ".".join(str(p) for p in (*path, name))
+
+
+def include_key(include: Include) -> Any:
+    """A hashable stand-in for ``include``, for the static data of a trace."""
+    try:
+        hash(include)
+    except TypeError:
+        return id(include)
+    return include
+
+
 def _site_filter(include: Include) -> Callable[[str], bool]:
     if include is None:
         return lambda site: True
@@ -59,12 +73,8 @@ class Recorder:
         self.bins = bins
         self.grads = grads
         self._accepts_site = _site_filter(include)
-        try:
-            hash(include)
-        except TypeError:
-            include = id(include)
         # Everything that changes what a traced sow stores; hashable.
-        self.policy = (keep, bins, include, grads)
+        self.policy = (keep, bins, include_key(include), grads)
         self._records: dict[Any, Record] = {}
         self._calls: dict[Any, int] = {}
         self._drains: list[Callable[[], None]] = []
@@ -73,7 +83,7 @@ class Recorder:
 
     def accepts(self, path: tuple[Any, ...], name: str) -> bool:
         """Whether values sowed at ``path``/``name`` are to be recorded."""
-        return bool(self._accepts_site(".".join(str(p) for p in (*path, name))))
+        return bool(self._accepts_site(site_label(path, name)))
 
     def add_drain(self, drain: Callable[[], None]) -> None:
         """Registers a backend function that delivers values held elsewhere."""

@@ -18,7 +18,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxcapture_nb._recorder import Include, _site_filter
+from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
 from jaxcapture_nb._summary import Summary, summarize
 
@@ -100,7 +100,17 @@ class SiteSeries:
         self.rewritten_from = capacity
 
     def append(self, step: int, summary: Summary) -> bool:
-        """Adds one row; returns True when rows were thinned to make room."""
+        """Adds the row of one summary; returns True when rows were thinned to make room."""
+        stats = flat_stats(summary)
+        hist = np.asarray(summary.hist).reshape(-1, self.bins).sum(0)
+        lo, hi = float(np.min(summary.lo)), float(np.max(summary.hi))
+        row = [stats[c] for c in STAT_COLUMNS[:8]] + [lo, hi]
+        return self.append_row(
+            step, [*row, *hist_percentiles(hist, lo, hi, stats["min"], stats["max"])], hist
+        )
+
+    def append_row(self, step: int, stats: Any, hist: np.ndarray) -> bool:
+        """Adds one row of :data:`STAT_COLUMNS` and its histogram; True when rows were thinned."""
         if self.latest_off_grid:
             self.size -= 1
             self.rewritten_from = min(self.rewritten_from, self.size)
@@ -111,11 +121,7 @@ class SiteSeries:
                 table[: len(keep)] = table[keep]
             self.size = len(keep)
             self.stride *= 2
-        stats = flat_stats(summary)
-        hist = np.asarray(summary.hist).reshape(-1, self.bins).sum(0)
-        lo, hi = float(np.min(summary.lo)), float(np.max(summary.hi))
-        row = [stats[c] for c in STAT_COLUMNS[:8]] + [lo, hi]
-        self.stats[self.size] = [*row, *hist_percentiles(hist, lo, hi, stats["min"], stats["max"])]
+        self.stats[self.size] = stats
         self.hists[self.size] = hist
         self.steps[self.size] = step
         self.size += 1
@@ -144,7 +150,7 @@ class Stream:
             raise ValueError(f"keep_steps must be an integer of at least 2, got {keep_steps!r}")
         self.bins, self.every, self.keep_steps, self.grads = bins, every, keep_steps, grads
         self._accepts_site = _site_filter(include)
-        self.policy = ("stream", bins, include if _hashable(include) else id(include), grads)
+        self.policy = ("stream", bins, include_key(include), grads)
         self.series: dict[Any, SiteSeries] = {}
         self.scalars: dict[str, SiteSeries] = {}
         self.version = 0  # changes whenever rows were dropped
@@ -157,7 +163,7 @@ class Stream:
     # -- the recorder interface a backend uses -------------------------------------
 
     def accepts(self, path: tuple[Any, ...], name: str) -> bool:
-        return bool(self._accepts_site(".".join(str(p) for p in (*path, name))))
+        return bool(self._accepts_site(site_label(path, name)))
 
     def add_drain(self, drain: Any) -> None:
         """Nothing to drain: streamed values arrive by callback."""
@@ -170,8 +176,7 @@ class Stream:
         if not self.accepts(path, name):
             return
         kind = getattr(var_type, "__name__", str(var_type))
-        label = ".".join(str(p) for p in (*path, name))
-        self._ingest((path, kind, name), label, kind, value)
+        self._ingest((path, kind, name), site_label(path, name), kind, value)
 
     # -- what the training loop hands over ----------------------------------------
 
@@ -210,25 +215,13 @@ class Stream:
                 self._ingest(("update", label), label, "Summary", leaf, step=step)
 
     def _scalar(self, name: str, step: int, value: float) -> None:
+        row = np.full(len(STAT_COLUMNS), np.nan, np.float32)
+        row[STAT_COLUMNS.index("mean")] = value
         with self.lock:
             series = self.scalars.get(name)
             if series is None:
                 series = self.scalars[name] = SiteSeries(name, "scalar", 1, self.keep_steps)
-            summary = Summary(
-                count=np.int32(1),
-                min=value,
-                max=value,
-                mean=value,
-                std=0.0,
-                nan_count=np.int32(np.isnan(value)),
-                posinf_count=np.int32(value == np.inf),
-                neginf_count=np.int32(value == -np.inf),
-                zero_count=np.int32(value == 0),
-                hist=np.ones(1, np.int32),
-                lo=value,
-                hi=value,
-            )
-            if series.append(step, summary):
+            if series.append_row(step, row, np.ones(1, np.int32)):
                 self.version += 1
 
     def _ingest(self, key: Any, label: str, kind: str, value: Any, step: int | None = None) -> None:
@@ -291,11 +284,3 @@ class Stream:
 def _flag_name(series: SiteSeries) -> str:
     # A value and its gradient share a path; say which one it was.
     return series.label if series.kind in ("Intermediate", "Summary") else f"{series.label} ({series.kind})"
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True

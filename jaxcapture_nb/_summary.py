@@ -307,10 +307,13 @@ _INT_FIELDS = ("count", "nan_count", "posinf_count", "neginf_count", "zero_count
 def _pack(summaries: list[Summary]) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Stacks summaries (each possibly stacked itself) into three tables."""
     floats = jnp.concatenate(
-        [jnp.stack([getattr(s, f) for f in _FLOAT_FIELDS], -1).reshape(-1, 6) for s in summaries]
+        [
+            jnp.stack([getattr(s, f) for f in _FLOAT_FIELDS], -1).reshape(-1, len(_FLOAT_FIELDS))
+            for s in summaries
+        ]
     )
     ints = jnp.concatenate(
-        [jnp.stack([getattr(s, f) for f in _INT_FIELDS], -1).reshape(-1, 5) for s in summaries]
+        [jnp.stack([getattr(s, f) for f in _INT_FIELDS], -1).reshape(-1, len(_INT_FIELDS)) for s in summaries]
     )
     hists = jnp.concatenate([s.hist.reshape(-1, s.hist.shape[-1]) for s in summaries])
     return floats, ints, hists

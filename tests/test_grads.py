@@ -85,6 +85,24 @@ def test_grads_are_recorded_from_an_unchanged_jitted_train_step(model, x):
     np.testing.assert_allclose(grad.value, want_grad, rtol=1e-5, atol=1e-7)
 
 
+def test_keep_summary_sends_summaries_of_gradients_not_tensors(model, x):
+    optimizer = nnx.Optimizer(model, optax.sgd(0.0), wrt=nnx.Param)
+
+    @nnx.jit
+    def train_step(model, optimizer, x):
+        loss, grads = nnx.value_and_grad(loss_fn)(model, x)
+        optimizer.update(model, grads)
+        return loss
+
+    want_grad, _ = by_hand(model, x)
+    with capture(model, grads=True, keep="summary") as cap:
+        for _ in range(3):
+            train_step(model, optimizer, x)
+    (grad,) = [r for r in cap.records if r.var_type is Gradient]
+    assert grad.value is None and grad.shape == want_grad.shape
+    assert float(grad.summary.mean) == pytest.approx(float(want_grad.mean()), rel=1e-4, abs=1e-9)
+
+
 def test_grads_need_an_nnx_model():
     from flax import linen as nn
 

@@ -198,10 +198,11 @@ def _arrive(route: int, path: tuple[Any, ...], var_type: type, name: str, layout
 def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) -> None:
     """Records a value now if it is concrete, or by host callback from a trace.
 
-    While streaming, a traced value is summarized inside the trace and only
-    the summary's one small array is sent, so each call of a compiled
-    step costs one small transfer per site and nothing is stored in the
-    model's state (which would change its structure and force a re-trace).
+    When only summaries are kept (streaming, or ``keep="summary"``), a traced
+    value is summarized inside the trace and only the summary's one small
+    array is sent, so each call of a compiled step costs one small transfer
+    per site and nothing is stored in the model's state (which would change
+    its structure and force a re-trace).
     """
     route, path, name = site
     capture = _ROUTES.get(route)
@@ -212,7 +213,8 @@ def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) 
         recorder.add(path, var_type, name, value)
         return
     _callback_routes.add(route)
-    if recorder.keep == "stream":
+    # A recorder that keeps only summaries gets one small array, not the tensor.
+    if recorder.keep in ("stream", "summary"):
         layout = (tuple(value.shape), value.dtype)
         arrays = (packed_summary(value, recorder.bins),)
     else:

@@ -11,7 +11,7 @@ import traitlets as t
 
 from jaxcapture_nb._records import flat_stats, format_table
 from jaxcapture_nb._widgets import payload
-from jaxcapture_nb._widgets.static import static_html
+from jaxcapture_nb._widgets.static import static_html, with_fallback
 
 
 def _front_end(name: str) -> pathlib.Path:
@@ -100,9 +100,4 @@ class CaptureView(anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, metadata = bundle
-        data["text/plain"] = format_table(self._records)
-        data["text/html"] = static_html(self._records)
-        return data, metadata
+        return with_fallback(bundle, format_table(self._records), static_html(self._records))

@@ -21,6 +21,7 @@ import traitlets as t
 from jaxcapture_nb._stream import PERCENTILES, STAT_COLUMNS, Stream
 from jaxcapture_nb._widgets.capture_view import _front_end
 from jaxcapture_nb._widgets.live_static import live_html, live_text
+from jaxcapture_nb._widgets.static import with_fallback
 
 # While the browser may still be loading the module, updates replace
 # everything, so one missed in that window loses nothing.
@@ -134,9 +135,4 @@ class LiveView(anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, metadata = bundle
-        data["text/plain"] = live_text(self.stream)
-        data["text/html"] = live_html(self.stream)
-        return data, metadata
+        return with_fallback(bundle, live_text(self.stream), live_html(self.stream))

@@ -16,6 +16,16 @@ from jaxcapture_nb._records import COLUMNS, Record, row_cells
 _SPARK_W, _SPARK_H = 80, 18
 
 
+def with_fallback(bundle: tuple[dict, dict] | None, text: str, html_text: str) -> tuple[dict, dict] | None:
+    """A widget's mime bundle, carrying what a notebook shows without a kernel."""
+    if bundle is None:
+        return None
+    data, metadata = bundle
+    data["text/plain"] = text
+    data["text/html"] = html_text
+    return data, metadata
+
+
 def sparkline_svg(hist: np.ndarray) -> str:
     """An inline SVG bar chart of a histogram (no script, no external file)."""
     hist = np.asarray(hist, np.float64).reshape(-1, hist.shape[-1]).sum(axis=0)
