@@ -13,6 +13,8 @@ Example:
 """
 
 from jaxcapture_nb._capture import Capture, capture, capture_grads
+from jaxcapture_nb._compare import Comparison, SiteComparison, compare_modes
+from jaxcapture_nb._modes import ModeError, ModuleOptions, ViewOption, view_options, with_mode
 from jaxcapture_nb._records import Gradient, Record
 from jaxcapture_nb._stream import NonFiniteError
 from jaxcapture_nb._summary import Summary, summarize
@@ -30,6 +32,14 @@ def __getattr__(name):
         from jaxcapture_nb._widgets.live_view import LiveView
 
         return LiveView
+    if name == "CompareView":
+        from jaxcapture_nb._widgets.compare_view import CompareView
+
+        return CompareView
+    if name in ("ModePanel", "mode_panel"):
+        from jaxcapture_nb._widgets import mode_panel
+
+        return getattr(mode_panel, name)
     raise AttributeError(f"module 'jaxcapture_nb' has no attribute {name!r}")
 
 
@@ -53,16 +63,27 @@ def unload_ipython_extension(ipython):
 __all__ = [
     "Capture",
     "CaptureView",
+    "CompareView",
+    "Comparison",
     "Gradient",
     "JaxCaptureWarning",
     "LiveView",
+    "ModeError",
+    "ModePanel",
+    "ModuleOptions",
     "NonFiniteError",
     "Record",
+    "SiteComparison",
     "Summary",
+    "ViewOption",
     "Watch",
     "capture",
     "capture_grads",
+    "compare_modes",
+    "mode_panel",
     "summarize",
+    "view_options",
     "watch",
+    "with_mode",
     "__version__",
 ]

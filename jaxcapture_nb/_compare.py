@@ -1,0 +1,363 @@
+"""compare_modes(): the same inputs through several modes of a model, site by site.
+
+Each mode's run is captured (every sow and every submodule's output), the
+model's state is put back after every run, and each site's values from all
+modes are binned on one shared range, on the device, so their histograms can
+be overlaid and compared. The shift score of a site is the earth mover's
+(Wasserstein-1) distance between its histogram in a mode and in the first
+mode, in units of their pooled standard deviation: scale-free, zero when the
+distributions match, and sensitive to what a mean difference misses (Dropout
+keeps the mean and moves mass to zero).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import linen as nn
+from flax import nnx
+
+from jaxcapture_nb._capture import Capture, capture
+from jaxcapture_nb._modes import Mode, mode_label, with_mode
+from jaxcapture_nb._records import Record, _type_name, flat_stats, number_text
+from jaxcapture_nb._summary import DEFAULT_BINS
+
+# Statistics shown side by side, in this order (shared with js/compare_view.js).
+STAT_COLUMNS = ("mean", "std", "min", "max", "zero_pct", "nan")
+
+
+@dataclasses.dataclass
+class SiteComparison:
+    """One site seen in every mode.
+
+    Attributes:
+      site: the dotted path and name, e.g. ``"bn.__call__"``; with ``#k``
+        appended for the k-th call when a site is called more than once.
+      var_type: the record type's name, e.g. ``"Intermediate"``.
+      shapes: the value's shape in each mode (None where the mode did not
+        reach the site).
+      stats: per mode, the statistics named by ``STAT_COLUMNS`` (NaN where the
+        mode did not reach the site or the value has no statistics).
+      lo: lower edge of the shared histogram range.
+      hi: upper edge of the shared histogram range.
+      hists: int32 ``[modes, bins]``: each mode's counts on the shared range.
+      shifts: per mode, the shift score against the first mode (0 for the
+        first mode itself, NaN where it cannot be computed).
+    """
+
+    site: str
+    var_type: str
+    shapes: list[tuple[int, ...] | None]
+    stats: np.ndarray
+    lo: float
+    hi: float
+    hists: np.ndarray
+    shifts: np.ndarray
+
+    @property
+    def shift(self) -> float:
+        """The largest shift over the modes (NaN if none could be computed)."""
+        finite = self.shifts[~np.isnan(self.shifts)]
+        return float(finite.max()) if finite.size else math.nan
+
+
+class Comparison:
+    """The result of :func:`compare_modes`; displays as a widget in a notebook.
+
+    Attributes:
+      modes: the mode labels, in the order given (the first is the reference).
+      settings: what each mode set: a preset name or a dict of options (for
+        Linen, the call arguments).
+      sites: one :class:`SiteComparison` per site, largest shift first.
+      captures: the :class:`~jaxcapture_nb.Capture` of each mode's run, by label.
+      outputs: what each mode's call returned, by label.
+      bins: histogram bins.
+    """
+
+    def __init__(
+        self,
+        modes: list[str],
+        settings: dict[str, Any],
+        sites: list[SiteComparison],
+        captures: dict[str, Capture],
+        outputs: dict[str, Any],
+        bins: int,
+    ):
+        self.modes = modes
+        self.settings = settings
+        self.sites = sites
+        self.captures = captures
+        self.outputs = outputs
+        self.bins = bins
+
+    def table(self) -> str:
+        """A deterministic plain-text table: per site, shift and per-mode mean and std."""
+        header = ["site", "shift"] + [f"{column} [{mode}]" for mode in self.modes for column in ("mean", "std")]
+        rows = [header]
+        for s in self.sites:
+            cells = [s.site, number_text(s.shift)]
+            for m in range(len(self.modes)):
+                cells += [number_text(s.stats[m, 0]), number_text(s.stats[m, 1])]
+            rows.append(cells)
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+        if not self.sites:
+            lines.append("(no site was reached in every mode)")
+        note = "shift: earth mover's distance to the first mode's histogram, in pooled standard deviations"
+        return "\n".join([note, *lines])
+
+    def __repr__(self) -> str:
+        return self.table()
+
+    def show(self):
+        """The interactive :class:`~jaxcapture_nb.CompareView` widget."""
+        from jaxcapture_nb._widgets.compare_view import CompareView  # needs ipywidgets
+
+        return CompareView(self)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        return self.show()._repr_mimebundle_(**kwargs)
+
+
+@functools.partial(jax.jit, static_argnames="bins")
+def _shared_histograms(values: tuple[jax.Array, ...], bins: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Counts of each array's finite values on one range spanning them all."""
+    flat = [jnp.ravel(v).astype(jnp.float32) for v in values]
+    finite = [jnp.isfinite(v) for v in flat]
+    lo = jnp.min(jnp.stack([jnp.min(jnp.where(f, v, jnp.inf)) for v, f in zip(flat, finite)]))
+    hi = jnp.max(jnp.stack([jnp.max(jnp.where(f, v, -jnp.inf)) for v, f in zip(flat, finite)]))
+    lo = jnp.where(jnp.isfinite(lo), lo, 0.0)
+    hi = jnp.where(jnp.isfinite(hi), hi, 0.0)
+    # A constant site still gets a bin of non-zero width.
+    pad = jnp.where(hi > lo, 0.0, jnp.maximum(jnp.abs(lo), 1.0) * 0.5)
+    lo, hi = lo - pad, hi + pad
+    scale = bins / (hi - lo)
+    hists = []
+    for v, f in zip(flat, finite):
+        index = jnp.clip(jnp.floor((v - lo) * scale), 0, bins - 1).astype(jnp.int32)
+        hists.append(jnp.zeros(bins, jnp.int32).at[index].add(f.astype(jnp.int32)))
+    return jnp.stack(hists), lo, hi
+
+
+def _earth_movers(hists: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Wasserstein-1 distance of each histogram to the first, on their shared bins."""
+    totals = hists.sum(axis=1, keepdims=True).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cdf = np.cumsum(hists, axis=1) / totals
+    width = (hi - lo) / hists.shape[1]
+    return np.abs(cdf - cdf[:1]).sum(axis=1) * width
+
+
+def _shift_scores(hists: np.ndarray, lo: float, hi: float, stds: np.ndarray) -> np.ndarray:
+    distances = _earth_movers(hists, lo, hi)
+    pooled = np.sqrt((np.square(stds) + np.square(stds[0])) / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = np.where(pooled > 0, distances / pooled, np.where(distances > 0, np.inf, 0.0))
+    scores[0] = 0.0
+    return scores
+
+
+def _keyed(records: Sequence[Record]) -> dict[tuple[Any, ...], Record]:
+    return {(r.path, r.name, _type_name(r.var_type), r.call_index): r for r in records}
+
+
+def _site_name(key: tuple[Any, ...], calls: int) -> str:
+    path, name, _, call = key
+    label = ".".join(str(p) for p in (*path, name))
+    return f"{label}#{call}" if calls > 1 else label
+
+
+def _stats_row(record: Record | None) -> list[float]:
+    if record is None or record.summary is None or record.summary.reason is not None:
+        return [math.nan] * len(STAT_COLUMNS)
+    stats = flat_stats(record.summary)
+    return [float(stats[c]) for c in STAT_COLUMNS]
+
+
+def _compare_site(key: tuple[Any, ...], found: list[Record | None], calls: int, bins: int) -> SiteComparison:
+    stats = np.array([_stats_row(r) for r in found])
+    arrays = tuple(r.value for r in found if r is not None and r.summary is not None and r.summary.reason is None)
+    complete = len(arrays) == len(found)
+    if arrays:
+        hists, lo, hi = jax.device_get(_shared_histograms(arrays, bins))
+        lo, hi = float(lo), float(hi)
+    else:
+        hists, lo, hi = np.zeros((0, bins), np.int32), 0.0, 0.0
+    if complete:
+        shifts = _shift_scores(np.asarray(hists), lo, hi, stats[:, 1])
+    else:
+        shifts = np.full(len(found), math.nan)
+        full = np.zeros((len(found), bins), np.int32)
+        rows = [i for i, r in enumerate(found) if r is not None and r.summary is not None and r.summary.reason is None]
+        full[rows] = hists
+        hists = full
+    return SiteComparison(
+        site=_site_name(key, calls),
+        var_type=key[2],
+        shapes=[r.shape if r is not None else None for r in found],
+        stats=stats,
+        lo=lo,
+        hi=hi,
+        hists=np.asarray(hists, np.int32),
+        shifts=shifts,
+    )
+
+
+def _compare_captures(modes: list[str], captures: dict[str, Capture], bins: int) -> list[SiteComparison]:
+    per_mode = [_keyed(captures[m].records) for m in modes]
+    keys: dict[tuple[Any, ...], None] = {}
+    for keyed in per_mode:
+        keys.update(dict.fromkeys(keyed))
+    calls: dict[tuple[Any, ...], int] = {}
+    for path, name, var_type, _ in keys:
+        calls[(path, name, var_type)] = calls.get((path, name, var_type), 0) + 1
+    sites = [
+        _compare_site(key, [keyed.get(key) for keyed in per_mode], calls[key[:3]], bins)
+        for key in keys
+    ]
+    # Largest shift first; sites that cannot be scored (missing in a mode) last.
+    return sorted(sites, key=lambda s: (math.isnan(s.shift), -s.shift if not math.isnan(s.shift) else 0.0))
+
+
+def _labelled(modes: Sequence[Mode] | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(modes, Mapping):
+        return dict(modes)
+    if isinstance(modes, str):
+        raise TypeError(f"modes takes a sequence of modes, e.g. ('train', 'eval'), got the string {modes!r}")
+    labelled = {mode_label(m): m for m in modes}
+    if len(labelled) != len(modes):
+        raise ValueError(f"modes repeats a mode: {[mode_label(m) for m in modes]}")
+    return labelled
+
+
+def compare_modes(
+    model: Any,
+    *args: Any,
+    modes: Sequence[Mode] | Mapping[str, Any] = ("train", "eval"),
+    call: Callable[[Any], Any] | None = None,
+    update_stats: bool = False,
+    include: Any = None,
+    bins: int = DEFAULT_BINS,
+    **kwargs: Any,
+) -> Comparison:
+    """Runs the same inputs through each mode of a model and compares every site.
+
+    For an NNX model each mode is a view (see :func:`with_mode`) that shares
+    the model's weights; each run is captured with ``methods=True``, so every
+    submodule's output is a site as well as every sowed value. The model's
+    state (BatchNorm statistics, RNG counters) is put back before each mode and
+    at the end, also when a run raises, unless ``update_stats=True``.
+
+    For a Linen module, modes are call arguments: pass ``modes`` as a dict of
+    label to keyword arguments of ``apply``, e.g.
+    ``{"train": {"train": True, "mutable": ["batch_stats"]}, "eval": {"train": False}}``,
+    and the variables as the first positional argument.
+
+    Args:
+      model: an NNX module, or a Linen module.
+      *args: the inputs (for Linen: ``variables`` first, then the inputs).
+      modes: presets (``"train"``, ``"eval"``) or dicts of view options, or
+        a dict of label to mode; two or more. The first is the reference the
+        shift scores are measured against.
+      call: ``call(view)`` runs the model instead of ``view(*args, **kwargs)``
+        (e.g. ``lambda m: m.encode(x)``); NNX only.
+      update_stats: keep what the runs changed in the model's state, run after
+        run, instead of putting it back.
+      include: as for :func:`~jaxcapture_nb.capture`: a regex (or callable)
+        on the dotted site path selecting the sites to compare.
+      bins: histogram bins.
+      **kwargs: keyword arguments of the call.
+
+    Returns:
+      A :class:`Comparison` with its sites sorted by shift, largest first.
+
+    Raises:
+      ModeError: a mode the model cannot take.
+      TypeError: fewer than two modes, or a Linen module with preset modes.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from flax import nnx
+      >>> model = nnx.Sequential(nnx.Linear(3, 8, rngs=nnx.Rngs(0)), nnx.Dropout(0.5, rngs=nnx.Rngs(1)))
+      >>> result = compare_modes(model, jnp.ones((16, 3)))
+      >>> result.modes, result.sites[0].site
+      (['train', 'eval'], 'layers.1.__call__')
+    """
+    labelled = _labelled(modes)
+    if len(labelled) < 2:
+        raise TypeError(f"compare_modes needs two or more modes, got {list(labelled)}")
+    if isinstance(model, nn.Module):
+        run = _linen_runner(model, args, kwargs, labelled)
+    elif isinstance(model, nnx.Module):
+        run = _nnx_runner(model, args, kwargs, call, update_stats)
+    else:
+        raise TypeError(f"compare_modes() needs a flax.nnx.Module or flax.linen.Module, got {type(model).__name__}")
+    captures: dict[str, Capture] = {}
+    outputs: dict[str, Any] = {}
+    with run as runner:
+        for label, mode in labelled.items():
+            captures[label], outputs[label] = runner(mode, include, bins)
+    sites = _compare_captures(list(labelled), captures, bins)
+    return Comparison(list(labelled), labelled, sites, captures, outputs, bins)
+
+
+class _nnx_runner:
+    """Runs views of an NNX model; puts its state back before each run and at the end."""
+
+    def __init__(self, model: nnx.Module, args: tuple, kwargs: dict, call: Callable | None, update_stats: bool):
+        self.model = model
+        self.call = call or (lambda view: view(*args, **kwargs))
+        self.update_stats = update_stats
+        self.before: Any = None
+
+    def __enter__(self) -> Callable:
+        self.before = nnx.clone(nnx.state(self.model))
+        return self.run
+
+    def run(self, mode: Mode, include: Any, bins: int) -> tuple[Capture, Any]:
+        view = with_mode(self.model, mode)
+        if not self.update_stats:
+            nnx.update(self.model, self.before)
+        with capture(view, methods=True, include=include, bins=bins) as cap:
+            out = self.call(view)
+        return cap, out
+
+    def __exit__(self, *exc_info) -> bool:
+        if not self.update_stats or exc_info[0] is not None:
+            nnx.update(self.model, self.before)
+        return False
+
+
+class _linen_runner:
+    """Calls ``apply`` of a Linen module with each mode's arguments (Linen state is never mutated)."""
+
+    def __init__(self, module: nn.Module, args: tuple, kwargs: dict, labelled: dict[str, Any]):
+        presets = [label for label, mode in labelled.items() if not isinstance(mode, Mapping)]
+        if presets:
+            raise TypeError(
+                "Linen modules take their modes as call arguments, not presets: pass modes as a dict, "
+                "e.g. modes={'train': {'train': True}, 'eval': {'train': False}}"
+            )
+        if not args:
+            raise TypeError("compare_modes(linen_module, variables, *inputs): the variables come first")
+        self.module = module
+        self.args = args
+        self.kwargs = kwargs
+
+    def __enter__(self) -> Callable:
+        return self.run
+
+    def run(self, mode: Mapping[str, Any], include: Any, bins: int) -> tuple[Capture, Any]:
+        with capture(self.module, methods=True, include=include, bins=bins) as cap:
+            out = self.module.apply(*self.args, **self.kwargs, **mode)
+        return cap, out
+
+    def __exit__(self, *exc_info) -> bool:
+        return False
