@@ -99,7 +99,9 @@ class Comparison:
 
     def table(self) -> str:
         """A deterministic plain-text table: per site, shift and per-mode mean and std."""
-        header = ["site", "shift"] + [f"{column} [{mode}]" for mode in self.modes for column in ("mean", "std")]
+        header = ["site", "shift"] + [
+            f"{column} [{mode}]" for mode in self.modes for column in ("mean", "std")
+        ]
         rows = [header]
         for s in self.sites:
             cells = [s.site, number_text(s.shift)]
@@ -130,9 +132,8 @@ class Comparison:
 def _shared_histograms(values: tuple[jax.Array, ...], bins: int) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Counts of each array's finite values on one range spanning them all."""
     flat = [jnp.ravel(v).astype(jnp.float32) for v in values]
-    finite = [jnp.isfinite(v) for v in flat]
-    lo = jnp.min(jnp.stack([jnp.min(jnp.where(f, v, jnp.inf)) for v, f in zip(flat, finite)]))
-    hi = jnp.max(jnp.stack([jnp.max(jnp.where(f, v, -jnp.inf)) for v, f in zip(flat, finite)]))
+    lo = jnp.min(jnp.stack([jnp.min(jnp.where(jnp.isfinite(v), v, jnp.inf)) for v in flat]))
+    hi = jnp.max(jnp.stack([jnp.max(jnp.where(jnp.isfinite(v), v, -jnp.inf)) for v in flat]))
     lo = jnp.where(jnp.isfinite(lo), lo, 0.0)
     hi = jnp.where(jnp.isfinite(hi), hi, 0.0)
     # A constant site still gets a bin of non-zero width.
@@ -140,9 +141,9 @@ def _shared_histograms(values: tuple[jax.Array, ...], bins: int) -> tuple[jax.Ar
     lo, hi = lo - pad, hi + pad
     scale = bins / (hi - lo)
     hists = []
-    for v, f in zip(flat, finite):
+    for v in flat:
         index = jnp.clip(jnp.floor((v - lo) * scale), 0, bins - 1).astype(jnp.int32)
-        hists.append(jnp.zeros(bins, jnp.int32).at[index].add(f.astype(jnp.int32)))
+        hists.append(jnp.zeros(bins, jnp.int32).at[index].add(jnp.isfinite(v).astype(jnp.int32)))
     return jnp.stack(hists), lo, hi
 
 
@@ -183,7 +184,9 @@ def _stats_row(record: Record | None) -> list[float]:
 
 def _compare_site(key: tuple[Any, ...], found: list[Record | None], calls: int, bins: int) -> SiteComparison:
     stats = np.array([_stats_row(r) for r in found])
-    arrays = tuple(r.value for r in found if r is not None and r.summary is not None and r.summary.reason is None)
+    arrays = tuple(
+        r.value for r in found if r is not None and r.summary is not None and r.summary.reason is None
+    )
     complete = len(arrays) == len(found)
     if arrays:
         hists, lo, hi = jax.device_get(_shared_histograms(arrays, bins))
@@ -195,7 +198,11 @@ def _compare_site(key: tuple[Any, ...], found: list[Record | None], calls: int, 
     else:
         shifts = np.full(len(found), math.nan)
         full = np.zeros((len(found), bins), np.int32)
-        rows = [i for i, r in enumerate(found) if r is not None and r.summary is not None and r.summary.reason is None]
+        rows = [
+            i
+            for i, r in enumerate(found)
+            if r is not None and r.summary is not None and r.summary.reason is None
+        ]
         full[rows] = hists
         hists = full
     return SiteComparison(
@@ -218,10 +225,7 @@ def _compare_captures(modes: list[str], captures: dict[str, Capture], bins: int)
     calls: dict[tuple[Any, ...], int] = {}
     for path, name, var_type, _ in keys:
         calls[(path, name, var_type)] = calls.get((path, name, var_type), 0) + 1
-    sites = [
-        _compare_site(key, [keyed.get(key) for keyed in per_mode], calls[key[:3]], bins)
-        for key in keys
-    ]
+    sites = [_compare_site(key, [keyed.get(key) for keyed in per_mode], calls[key[:3]], bins) for key in keys]
     # Largest shift first; sites that cannot be scored (missing in a mode) last.
     return sorted(sites, key=lambda s: (math.isnan(s.shift), -s.shift if not math.isnan(s.shift) else 0.0))
 
@@ -298,7 +302,9 @@ def compare_modes(
     elif isinstance(model, nnx.Module):
         run = _nnx_runner(model, args, kwargs, call, update_stats)
     else:
-        raise TypeError(f"compare_modes() needs a flax.nnx.Module or flax.linen.Module, got {type(model).__name__}")
+        raise TypeError(
+            f"compare_modes() needs a flax.nnx.Module or flax.linen.Module, got {type(model).__name__}"
+        )
     captures: dict[str, Capture] = {}
     outputs: dict[str, Any] = {}
     with run as runner:
@@ -311,7 +317,9 @@ def compare_modes(
 class _nnx_runner:
     """Runs views of an NNX model; puts its state back before each run and at the end."""
 
-    def __init__(self, model: nnx.Module, args: tuple, kwargs: dict, call: Callable | None, update_stats: bool):
+    def __init__(
+        self, model: nnx.Module, args: tuple, kwargs: dict, call: Callable | None, update_stats: bool
+    ):
         self.model = model
         self.call = call or (lambda view: view(*args, **kwargs))
         self.update_stats = update_stats

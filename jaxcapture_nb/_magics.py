@@ -19,6 +19,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from jaxcapture_nb._capture import capture
+from jaxcapture_nb._modes import ModeError, with_mode
 from jaxcapture_nb._recorder import KEEP_MODES
 from jaxcapture_nb._watch import watch
 
@@ -94,6 +95,46 @@ def _run(shell: Any, cell: str, namespace: dict[str, Any]) -> None:
             shell.displayhook(value)
 
 
+def _parse_mode(text: str) -> Any:
+    """``eval`` -> ``"eval"``; ``deterministic=True,decode=False`` -> a dict of options."""
+    text = _unquote(text.strip())
+    if "=" not in text:
+        return text
+    mode = {}
+    for item in (i.strip() for i in text.split(",") if i.strip()):
+        name, _, value = item.partition("=")
+        try:
+            mode[name.strip()] = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            raise UsageError(
+                f"--mode: {item!r} is not name=value with a Python literal value; "
+                "e.g. --mode deterministic=True,use_running_average=False"
+            ) from None
+    return mode
+
+
+def _views(models: dict[str, Any], mode_text: str) -> dict[str, Any]:
+    """The view of each model in the mode, to bind to the model's name for the cell."""
+    mode = _parse_mode(mode_text)
+    views = {}
+    for name, model in models.items():
+        if not name.isidentifier():
+            raise UsageError(
+                f"--mode runs the cell with the model's name bound to its view, and {name!r} is not a "
+                "name; assign it first (e.g. encoder = model.encoder) and name that"
+            )
+        if not isinstance(model, nnx.Module):
+            raise UsageError(
+                f"--mode: {name} is a Linen module, whose modes are call arguments (train=, "
+                "deterministic=), not view options; pass them in the cell's apply() call"
+            )
+        try:
+            views[name] = with_mode(model, mode)
+        except ModeError as e:
+            raise UsageError(f"--mode: {e}") from None
+    return views
+
+
 @magics_class
 class CaptureMagics(Magics):
     """The ``%%capture_intermediates`` cell magic."""
@@ -110,6 +151,7 @@ class CaptureMagics(Magics):
     @argument("--stream", action="store_true", help="stream summaries into a live view (see watch())")
     @argument("--every", type=int, default=1, help="with --stream: record one value in N per site")
     @argument("--grads", action="store_true", help="also record gradients of Module.perturb values")
+    @argument("--mode", default=None, help="run on a view: train, eval, or name=value,... view options")
     @cell_magic
     def capture_intermediates(self, line: str, cell: str) -> None:
         """Runs the cell inside ``capture()`` and shows what the model sowed.
@@ -130,6 +172,12 @@ class CaptureMagics(Magics):
                 <the cell>
 
         and binds the :class:`~jaxcapture_nb.Watch` to ``--out``.
+
+        ``%%capture_intermediates model --mode eval`` runs the cell with ``model``
+        bound to ``jaxcapture_nb.with_mode(model, "eval")`` (an ``nnx.view`` that
+        shares the weights) and captures that view; the name is bound to the
+        model again afterwards. ``--mode deterministic=True,use_running_average=False``
+        sets those view options instead of a preset.
         """
         args = parse_argstring(self.capture_intermediates, line)
         namespace = self.shell.user_ns
@@ -137,6 +185,14 @@ class CaptureMagics(Magics):
             raise UsageError(f"--bins must be a positive integer, got {args.bins}")
         var_types = _variable_types(args.types, namespace)
         models = _models(args.models, namespace)
+        if args.mode is not None:
+            models = _views(models, args.mode)
+        with _bound(namespace, models if args.mode is not None else {}):
+            self._capture_or_stream(args, cell, models, var_types)
+
+    def _capture_or_stream(
+        self, args: Any, cell: str, models: dict[str, Any], var_types: tuple[type, ...]
+    ) -> None:
         if args.stream:
             self._stream(args, cell, models)
             return
@@ -192,6 +248,22 @@ class CaptureMagics(Magics):
                 _run(self.shell, cell, self.shell.user_ns)
         finally:
             self.shell.user_ns[out] = next(iter(contexts.values())) if len(contexts) == 1 else contexts
+
+
+@contextlib.contextmanager
+def _bound(namespace: dict[str, Any], values: dict[str, Any]):
+    """Binds names in the namespace for the block, then binds them back.
+
+    A name the block itself rebound keeps the block's value.
+    """
+    saved = {name: namespace[name] for name in values}
+    namespace.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if namespace.get(name) is values[name]:
+                namespace[name] = value
 
 
 def _for_each(models: dict[str, Any], make: Any) -> dict[str, Any]:

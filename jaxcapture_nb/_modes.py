@@ -147,7 +147,9 @@ def _set_view_options(model: nnx.Module, cls: type, first: nnx.Module) -> tuple[
 
 def _attribute_options(first: nnx.Module) -> tuple[ViewOption, ...]:
     return tuple(
-        ViewOption(name=name, kind="bool", annotation="bool", doc="", via="attribute", current=vars(first)[name])
+        ViewOption(
+            name=name, kind="bool", annotation="bool", doc="", via="attribute", current=vars(first)[name]
+        )
         for name in MODE_ATTRIBUTES
         if isinstance(vars(first).get(name), bool)
     )
@@ -229,7 +231,9 @@ def _resolve(mode: Mode, groups: Sequence[ModuleOptions], only: Any) -> dict[str
     offered = {o.name for g in groups for o in g.options}
     if isinstance(mode, str):
         if mode not in PRESETS:
-            raise ModeError(f"unknown mode {mode!r}: use 'train', 'eval', or a dict of options such as {{'deterministic': True}}")
+            raise ModeError(
+                f"unknown mode {mode!r}: use 'train', 'eval', or a dict of options such as {{'deterministic': True}}"
+            )
         # Like Module.train()/eval(): set what the model has, skip the rest.
         return {k: v for k, v in PRESETS[mode].items() if k in offered}
     if not isinstance(mode, Mapping):

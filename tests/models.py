@@ -57,3 +57,65 @@ class LinenNet(nn.Module):
         h = nn.relu(nn.Dense(8)(x))
         self.sow("intermediates", "hidden", h)
         return nn.Dense(2)(h)
+
+
+class Scaled(nnx.Module):
+    """A user module with a mode attribute and no ``set_view``: doubles its input in training."""
+
+    def __init__(self):
+        self.deterministic = False
+
+    def __call__(self, x):
+        return x if self.deterministic else 2.0 * x
+
+
+class Gate(nnx.Module):
+    """A ``set_view`` whose docstring documents only one of its two arguments."""
+
+    def __init__(self):
+        self.closed = False
+        self.scale = 1.0
+
+    def set_view(self, closed: bool | None = None, scale: float | None = None):
+        """Sets the gate's mode.
+
+        Args:
+          closed: if True, the gate outputs zeros.
+        """
+        if closed is not None:
+            self.closed = closed
+        if scale is not None:
+            self.scale = scale
+
+    def __call__(self, x):
+        return x * 0.0 if self.closed else x * self.scale
+
+
+class ModeNet(nnx.Module):
+    """Every kind of mode: Dropout, BatchNorm, LayerNorm, attention, and two user modules."""
+
+    def __init__(self, rngs: nnx.Rngs, features: int = 8):
+        self.linear = nnx.Linear(4, features, rngs=rngs)
+        self.bn = nnx.BatchNorm(features, rngs=rngs)
+        self.dropout = nnx.Dropout(0.5, rngs=rngs)
+        self.attention = nnx.MultiHeadAttention(2, features, features, decode=False, rngs=rngs)
+        self.norm = nnx.LayerNorm(features, rngs=rngs)
+        self.scaled = Scaled()
+        self.gate = Gate()
+
+    def __call__(self, x):
+        h = self.dropout(self.bn(self.linear(x)))
+        self.sow(nnx.Intermediate, "hidden", h)
+        return self.gate(self.scaled(self.norm(self.attention(h))))
+
+
+class LinenModeNet(nn.Module):
+    """Linen takes its modes as call arguments."""
+
+    @nn.compact
+    def __call__(self, x, train: bool):
+        h = nn.Dense(8)(x)
+        h = nn.BatchNorm(use_running_average=not train)(h)
+        h = nn.Dropout(0.5, deterministic=not train)(h)
+        self.sow("intermediates", "hidden", h)
+        return nn.Dense(2)(h)

@@ -107,6 +107,10 @@ def test_a_failing_cell_fails_keeps_the_partial_capture_and_leaves_the_model_cle
         ("model --every 5", "--every applies to --stream"),
         ("model --stream --keep last", "drop --keep, --methods and --types"),
         ("model --stream --every 0", "every must be a positive integer"),
+        ("model --mode testing", "unknown mode 'testing'"),
+        ("model --mode determinstic=True", "'determinstic' is not an option of this model"),
+        ("model --mode deterministic=yes", "is not name=value with a Python literal value"),
+        ("model.head --mode eval", "'model.head' is not a name"),
     ],
 )
 def test_bad_options_are_usage_errors_and_the_body_does_not_run(ipython, namespace, capsys, line, message):
@@ -157,3 +161,47 @@ def test_stream_refuses_linen_models(ipython, namespace):
 def test_the_docstring_shows_the_watch_block(ipython):
     doc = ipython.magics_manager.magics["cell"]["capture_intermediates"].__doc__
     assert "with jaxcapture_nb.watch(model, every=10) as w:" in doc
+
+
+def test_mode_runs_the_cell_on_a_view_and_binds_the_model_again(ipython, namespace):
+    model = namespace["model"]
+    model.train()
+    cell = (
+        "%%capture_intermediates model --mode eval --no-display\n"
+        "seen.append((model.bn.use_running_average, model.dropout.deterministic))\nmodel(x)"
+    )
+    namespace["seen"] = []
+    assert ipython.run_cell(cell).success
+    assert namespace.pop("seen") == [(True, True)]
+    assert namespace["model"] is model and not model.bn.use_running_average
+    assert [r.site for r in namespace["_capture"].records] == ["features", "logits"]
+
+
+def test_mode_takes_view_options(ipython, namespace):
+    model = namespace["model"]
+    model.train()
+    namespace["seen"] = []
+    cell = (
+        "%%capture_intermediates model --mode deterministic=True,use_running_average=False --no-display\n"
+        "seen.append((model.bn.use_running_average, model.dropout.deterministic))"
+    )
+    assert ipython.run_cell(cell).success
+    assert namespace.pop("seen") == [(False, True)]
+
+
+def test_mode_refuses_linen_models(ipython, namespace):
+    from flax import linen as nn
+
+    namespace["dense"] = nn.Dense(2)
+    result = ipython.run_cell("%%capture_intermediates dense --mode eval\nran.append(1)")
+    namespace.pop("dense")
+    assert not result.success and "Linen module, whose modes are call arguments" in str(result.error_in_exec)
+    assert namespace["ran"] == []
+
+
+def test_a_failing_cell_under_mode_binds_the_model_again(ipython, namespace):
+    model = namespace["model"]
+    result = ipython.run_cell("%%capture_intermediates model --mode train --no-display\nmodel(x)\n1 / 0")
+    assert not result.success and isinstance(result.error_in_exec, ZeroDivisionError)
+    assert namespace["model"] is model and model.bn.use_running_average and not has_captures(model)
+    assert len(namespace["_capture"].records) == 2
