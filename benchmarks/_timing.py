@@ -7,8 +7,10 @@ from collections.abc import Callable
 import jax
 
 
-def compare(variants: dict[str, Callable[[], object]], rounds: int = 15, warmup: int = 2) -> dict[str, float]:
-    """Median seconds per call of each variant, measured round-robin.
+def samples(
+    variants: dict[str, Callable[[], object]], rounds: int = 15, warmup: int = 2
+) -> dict[str, list[float]]:
+    """Seconds of every call of each variant, measured round-robin.
 
     Running the variants in turn within each round exposes them to the same
     machine noise, so their ratios are meaningful even when absolute times drift.
@@ -16,10 +18,27 @@ def compare(variants: dict[str, Callable[[], object]], rounds: int = 15, warmup:
     for fn in variants.values():
         for _ in range(warmup):
             jax.block_until_ready(fn())
-    samples: dict[str, list[float]] = {name: [] for name in variants}
+    times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(rounds):
         for name, fn in variants.items():
             start = time.perf_counter()
             jax.block_until_ready(fn())
-            samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(times) for name, times in samples.items()}
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def compare(variants: dict[str, Callable[[], object]], rounds: int = 15, warmup: int = 2) -> dict[str, float]:
+    """Median seconds per call of each variant, measured round-robin."""
+    return {name: statistics.median(t) for name, t in samples(variants, rounds, warmup).items()}
+
+
+def paired_ratios(times: dict[str, list[float]], base: str) -> dict[str, float]:
+    """Median over rounds of each variant's time divided by the base's time in the same round.
+
+    A slow spell of the machine hits both calls of a round, so pairing them
+    cancels drift that a ratio of overall medians would keep.
+    """
+    return {
+        name: statistics.median(t / b for t, b in zip(series, times[base], strict=True))
+        for name, series in times.items()
+    }

@@ -319,6 +319,11 @@ def _pack(summaries: list[Summary]) -> tuple[jax.Array, jax.Array, jax.Array]:
     return floats, ints, hists
 
 
+# Summaries made in a user's step, packed into three tables in one dispatch:
+# fetching three arrays costs a fraction of fetching twelve per summary.
+pack_summaries = jax.jit(_pack)
+
+
 @functools.partial(jax.jit, static_argnames="bins")
 def _summarize_packed(leaves: list[jax.Array], bins: int) -> tuple[jax.Array, jax.Array, jax.Array]:
     """:func:`_summarize_leaves`, returned as three tables in leaf order.
