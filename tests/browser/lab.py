@@ -119,3 +119,21 @@ def open_and_run(context, url: str, token: str, name: str):
     # and a test may look at a cell while it still runs.
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     return page
+
+
+def run_in_kernel(page, code: str) -> str:
+    """Runs code in the open notebook's kernel (not in a cell) and returns what it printed."""
+    return page.evaluate(
+        """async (code) => {
+            const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+            const future = kernel.requestExecute({ code, store_history: false });
+            let out = "";
+            future.onIOPub = (msg) => {
+                if (msg.header.msg_type === "stream") out += msg.content.text;
+                if (msg.header.msg_type === "error") out += msg.content.ename + ": " + msg.content.evalue;
+            };
+            await future.done;
+            return out;
+        }""",
+        code,
+    )

@@ -1,0 +1,327 @@
+"""ModePanel on the Python side: groups, values from the browser, presets, errors, compare, fallback."""
+
+import json
+
+import ipywidgets
+import jax
+import jax.numpy as jnp
+import pytest
+from flax import nnx
+from models import Gate, LinenModeNet, ModeNet, Scaled
+
+from jaxcapture_nb import ModeError, ModePanel, mode_panel, with_mode
+
+
+@pytest.fixture
+def model():
+    return ModeNet(nnx.Rngs(0))
+
+
+@pytest.fixture
+def x():
+    return jax.random.normal(jax.random.key(1), (2, 3, 4))
+
+
+class StandIn:
+    """A comparison result as the compare action needs it: something with ``show()``."""
+
+    def __init__(self, view):
+        self.view = view
+
+    def show(self):
+        return ipywidgets.HTML("<b>compared</b>")
+
+
+def from_browser(panel, values):
+    """What the front end does: assign the whole ``_values`` trait."""
+    panel._controls._values = values
+
+
+def message(panel, action):
+    """A custom message as anywidget delivers it from ``model.send({action})``."""
+    panel._controls._handle_custom_msg({"action": action}, [])
+
+
+def test_groups_list_every_class_and_option_as_json(model):
+    panel = mode_panel(model)
+    assert isinstance(panel, ModePanel) and panel.children == (panel._controls,)
+    groups = {g["name"]: g for g in json.loads(json.dumps(panel._controls._groups))}
+    # LayerNorm offers nothing, so it has no card.
+    assert list(groups) == ["BatchNorm", "Dropout", "Gate", "MultiHeadAttention", "Scaled"]
+    options = {name: {o["name"]: o for o in g["options"]} for name, g in groups.items()}
+    assert list(options["MultiHeadAttention"]) == ["deterministic", "decode", "batch_size", "max_length"]
+    assert options["MultiHeadAttention"]["batch_size"]["kind"] == "shape"
+    assert options["MultiHeadAttention"]["deterministic"]["current"] is None
+    assert options["Dropout"]["deterministic"] == {
+        "name": "deterministic",
+        "kind": "bool",
+        "annotation": "bool | None",
+        "doc": "if True, disables dropout masking.",
+        "via": "view",
+        "current": False,
+        "current_text": "False",
+    }
+    # Gate's set_view docstring lacks `scale`: listed from the signature alone.
+    assert options["Gate"]["scale"]["doc"] == "" and options["Gate"]["scale"]["current_text"] == "1.0"
+    assert options["Scaled"]["deterministic"]["via"] == "attribute"
+    assert groups["Dropout"]["ref"] == "nnx.Dropout" and groups["Scaled"]["ref"] == "Scaled"
+    assert groups["Dropout"]["paths"] == ["dropout"]
+    assert panel._controls._code == "view = nnx.view(model)" and panel.error == ""
+
+
+def test_with_nothing_set_the_model_is_a_view_sharing_the_variables(model):
+    panel = mode_panel(model)
+    assert panel.original is model and panel.model is not model
+    assert panel.model.linear.kernel is model.linear.kernel
+    assert panel.settings == {}
+
+
+def test_a_switch_from_the_browser_changes_the_view_not_the_model(model, x):
+    panel = mode_panel(model)
+    from_browser(panel, {"Dropout": {"deterministic": True}})
+    assert panel._controls._revision == 1 and panel.error == ""
+    assert panel.model.dropout.deterministic and not panel.original.dropout.deterministic
+    assert panel.model.linear.kernel is panel.original.linear.kernel
+    assert panel.model.bn.mean is panel.original.bn.mean
+    assert panel.settings == {"Dropout": {"deterministic": True}}
+    assert panel._controls._code == "view = nnx.view(model, only=nnx.Dropout, deterministic=True)"
+    # Dropout alone is deterministic now: two calls agree.
+    assert jnp.allclose(panel.model(x), panel.model(x))
+
+    # Clearing it (null, as an emptied field sends) goes back to the model's value.
+    from_browser(panel, {"Dropout": {"deterministic": None}})
+    assert panel._controls._revision == 2 and panel.settings == {}
+    assert panel._controls._values == {} and not panel.model.dropout.deterministic
+
+
+def test_preset_messages_set_train_and_eval_on_every_class_offering_them(model, x):
+    panel = mode_panel(model)
+    message(panel, "eval")
+    assert panel.settings == {
+        "BatchNorm": {"use_running_average": True},
+        "Dropout": {"deterministic": True},
+        "MultiHeadAttention": {"deterministic": True},
+        "Scaled": {"deterministic": True},  # a plain attribute, as with_mode(model, "eval") sets it
+    }
+    assert jnp.allclose(panel.model(x), with_mode(model, "eval")(x))
+    assert panel._controls._values == panel.settings and panel._controls._revision == 1
+
+    message(panel, "train")
+    assert panel.settings["Dropout"] == {"deterministic": False}
+    assert panel.settings["BatchNorm"] == {"use_running_average": False}
+    message(panel, "reset")
+    assert panel.settings == {} and panel._controls._values == {} and panel._controls._revision == 3
+
+
+def test_preset_keeps_other_values_and_python_preset_matches_the_message(model):
+    panel = mode_panel(model)
+    panel.set("Gate", scale=2)
+    panel.preset("eval")
+    assert panel.settings["Gate"] == {"scale": 2.0} and panel.settings["Dropout"] == {"deterministic": True}
+    with pytest.raises(ModeError, match="unknown preset 'testing'"):
+        panel.preset("testing")
+
+
+def test_decode_without_cache_sizes_shows_an_error_and_keeps_the_last_valid_view(model):
+    panel = mode_panel(model)
+    from_browser(panel, {"Dropout": {"deterministic": True}})
+    before, code = panel.model, panel._controls._code
+    from_browser(panel, {"Dropout": {"deterministic": True}, "MultiHeadAttention": {"decode": True}})
+    assert "give batch_size= and max_length=" in panel.error
+    assert panel._controls._error == panel.error and panel._controls._revision == 2
+    assert panel.model is before and panel._controls._code == code
+    assert panel.settings == {"Dropout": {"deterministic": True}}
+    # The panel keeps showing what the user chose, so the sizes can be typed next.
+    assert panel._controls._values["MultiHeadAttention"] == {"decode": True}
+    assert not model.attention.decode and model.attention.cached_key is None
+
+
+def test_decode_with_cache_sizes_from_the_browser_gives_a_view_that_decodes(model):
+    panel = mode_panel(model)
+    from_browser(panel, {"MultiHeadAttention": {"decode": True}})
+    assert panel.error
+    # The fields send JSON: "2" as an int, "2,3" as a list.
+    from_browser(panel, {"MultiHeadAttention": {"decode": True, "batch_size": [2], "max_length": 5}})
+    assert panel.error == ""
+    assert panel.settings == {"MultiHeadAttention": {"decode": True, "batch_size": (2,), "max_length": 5}}
+    view = panel.model
+    assert view.attention.decode and view.attention.cached_key.shape == (2, 5, 2, 4)
+    out = view(jnp.ones((2, 1, 4)))
+    assert out.shape == (2, 1, 8) and int(view.attention.cache_index[...]) == 1
+    assert panel.model is view  # the same view, keeping its cache, until the settings change
+    assert model.attention.cached_key is None and not model.attention.decode
+
+
+def test_set_completes_a_choice_made_in_the_browser_and_raises_on_bad_input(model):
+    panel = mode_panel(model)
+    from_browser(panel, {"MultiHeadAttention": {"decode": True}})
+    panel.set("MultiHeadAttention", batch_size=1, max_length=3)
+    assert panel.error == "" and panel.model.attention.cached_key.shape == (1, 3, 2, 4)
+    revision = panel._controls._revision
+    for args, options, match in [
+        (("Nope",), {"deterministic": True}, "'Nope' is not a module class of this model"),
+        (("Dropout",), {"determinstic": True}, "Dropout has no option 'determinstic'"),
+        (("MultiHeadAttention",), {"max_length": "32"}, r"max_length takes an int \(int \| None\)"),
+        (("Dropout",), {"deterministic": 1}, "deterministic takes True or False"),
+        (("MultiHeadAttention",), {"batch_size": None}, "give batch_size= and max_length="),
+    ]:
+        with pytest.raises(ModeError, match=match):
+            panel.set(*args, **options)
+    assert panel._controls._revision == revision and panel.error == ""
+    assert panel.settings["MultiHeadAttention"]["max_length"] == 3
+
+
+def test_bad_values_from_the_browser_land_in_the_error_box(model):
+    panel = mode_panel(model)
+    from_browser(panel, {"MultiHeadAttention": {"max_length": "abc"}})
+    assert "max_length takes an int" in panel.error and "'abc'" in panel.error
+    from_browser(panel, {"Dropout": "yes"})
+    assert "options of Dropout are a dict" in panel.error
+    from_browser(panel, {"Gate": {"scale": 0.5}})
+    assert panel.error == "" and panel.model.gate.scale == 0.5
+
+
+def test_a_plain_attribute_goes_through_with_attributes(model, x):
+    panel = mode_panel(model)
+    from_browser(panel, {"Scaled": {"deterministic": True}})
+    assert panel.model.scaled.deterministic and not model.scaled.deterministic
+    assert panel._controls._code == "view = nnx.with_attributes(model, only=Scaled, deterministic=True)"
+    from_browser(panel, {"Gate": {"closed": True}})  # a set_view with an incomplete docstring
+    assert jnp.all(panel.model(x) == 0) and not model.gate.closed
+
+
+def test_the_code_shown_makes_the_same_view(model, x):
+    panel = mode_panel(model)
+    panel.preset("eval")
+    panel.set("Scaled", deterministic=True)
+    panel.set("MultiHeadAttention", decode=True, batch_size=2, max_length=4)
+    code = panel._controls._code
+    assert code.splitlines() == [
+        "view = nnx.view(model, only=nnx.BatchNorm, use_running_average=True)",
+        "view = nnx.view(view, only=nnx.Dropout, deterministic=True)",
+        "view = nnx.view(view, only=nnx.MultiHeadAttention, deterministic=True, decode=True, batch_size=2, max_length=4)",
+        "for _, m in nnx.iter_modules(view):  # set_view leaves an existing empty cache as it is",
+        "    if isinstance(m, nnx.MultiHeadAttention):",
+        "        m.init_cache((2, 4, m.in_features))",
+        "view = nnx.with_attributes(view, only=Scaled, deterministic=True)",
+    ]
+    scope = {"model": model, "nnx": nnx, "Scaled": Scaled, "Gate": Gate}
+    exec(code, scope)
+    token = x[:, :1]
+    assert jnp.allclose(scope["view"](token), panel.model(token))
+
+
+def test_compare_calls_the_function_with_the_current_view_and_shows_its_widget(model):
+    calls = []
+
+    def compare(view):
+        calls.append(view)
+        return StandIn(view)
+
+    panel = mode_panel(model)
+    assert not panel._controls._can_compare
+    panel.on_compare(compare)
+    assert panel._controls._can_compare
+    panel.preset("eval")
+    message(panel, "compare")
+    assert calls == [panel.model] and panel.comparison.view is panel.model
+    controls, shown = panel.children
+    assert controls is panel._controls and isinstance(shown, ipywidgets.HTML)
+    assert not panel._controls._busy and panel.error == ""
+
+    message(panel, "compare")  # a second run replaces the first widget
+    assert len(panel.children) == 2 and panel.children[1] is not shown
+    assert shown.comm is None  # closed
+
+
+def test_an_exception_in_compare_goes_to_the_error_box(model):
+    def broken(view):
+        raise RuntimeError("no inputs <here>")
+
+    panel = mode_panel(model, compare=broken)
+    message(panel, "compare")
+    assert (
+        panel.error
+        == "compare failed: RuntimeError: no inputs <here> (run panel.compare() for the traceback)"
+    )
+    assert panel.children == (panel._controls,) and panel.comparison is None and not panel._controls._busy
+    # A mode error and a compare error show together; fixing the mode keeps the other.
+    from_browser(panel, {"MultiHeadAttention": {"decode": True}})
+    assert panel.error.count("\n") == 1
+    from_browser(panel, {})
+    assert panel.error.startswith("compare failed")
+    # From Python, the exception is raised with its traceback.
+    with pytest.raises(RuntimeError, match="no inputs"):
+        panel.compare()
+
+
+def test_compare_without_a_function_says_how_to_register_one(model):
+    panel = mode_panel(model)
+    with pytest.raises(ValueError, match="on_compare"):
+        panel.compare()
+    message(panel, "compare")
+    assert "on_compare" in panel.error
+
+
+def test_compare_modes_through_the_panel(model, x):
+    pytest.importorskip("jaxcapture_nb._widgets.compare_view")
+    from jaxcapture_nb import CompareView, compare_modes
+
+    panel = mode_panel(model, compare=lambda view: compare_modes(view, x, modes=("as is", "eval")))
+    panel.set("Dropout", deterministic=True)
+    message(panel, "compare")
+    assert panel.error == "" and isinstance(panel.children[1], CompareView)
+    assert panel.comparison.modes == ["as is", "eval"]
+
+
+def test_a_linen_module_gets_a_note_and_no_groups():
+    module = LinenModeNet()
+    panel = mode_panel(module)
+    assert panel._controls._groups == [] and panel.model is module
+    assert "Linen modules have no view options" in panel._controls._linen
+    assert "compare_modes(module, variables, x, modes=" in panel._controls._linen
+    with pytest.raises(ModeError, match="Linen"):
+        panel.set("Dense", train=True)
+    message(panel, "reset")
+    assert panel.error == ""
+    assert str(panel).startswith("ModePanel of LinenModeNet\nLinenModeNet is a Linen module.")
+
+
+def test_anything_else_is_a_type_error():
+    with pytest.raises(TypeError, match="flax.nnx modules"):
+        mode_panel(object())
+
+
+def test_saved_notebooks_get_a_deterministic_text_and_a_script_free_table(model):
+    panel = mode_panel(model)
+    panel.set("Dropout", deterministic=True)
+    panel.set("Gate", closed=True)
+    text = str(panel)
+    other = mode_panel(ModeNet(nnx.Rngs(3)))
+    other.set("Gate", closed=True)
+    other.set("Dropout", deterministic=True)
+    assert str(other) == text
+    assert text.splitlines() == [
+        "ModePanel of ModeNet (* set in the panel)",
+        "class               option               value   via",
+        "BatchNorm           use_running_average  False   view",
+        "Dropout             deterministic        True *  view",
+        "Gate                closed               True *  view",
+        "Gate                scale                1.0     view",
+        "MultiHeadAttention  deterministic        None    view",
+        "MultiHeadAttention  decode               False   view",
+        "MultiHeadAttention  batch_size           None    view",
+        "MultiHeadAttention  max_length           None    view",
+        "Scaled              deterministic        False   attribute",
+        "",
+        "view = nnx.view(model, only=nnx.Dropout, deterministic=True)",
+        "view = nnx.view(view, only=Gate, closed=True)",
+    ]
+    data, _ = panel._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert data["text/plain"] == text
+    page = data["text/html"]
+    assert "<script" not in page and "<b>True</b> (set)" in page and "only=nnx.Dropout" in page
+    from_browser(panel, {"MultiHeadAttention": {"decode": True}})
+    assert str(panel).splitlines()[-1].startswith("error: decode=True needs a cache")
+    assert "batch_size= and max_length=" in panel._repr_mimebundle_()[0]["text/html"]
