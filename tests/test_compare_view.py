@@ -1,23 +1,38 @@
 """CompareView in Python: its binary payload and the static fallback saved with a notebook."""
 
+from html.parser import HTMLParser
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import nnx
 from models import ModeNet
 
 from jaxcapture_nb import CompareView, compare_modes
+from jaxcapture_nb._compare import STAT_COLUMNS
+from jaxcapture_nb._records import number_text
+from jaxcapture_nb._widgets.compare_static import MODE_COLOURS
+
+NAME = "<img src=x onerror=alert(1)>"
 
 
-class Tagged(nnx.Module):
-    """Sows under a name that would run script if it were read as HTML."""
+class Net(nnx.Module):
+    """Linear, BatchNorm and Dropout, a sow under a name that would run script
+    if read as HTML, a sow with NaNs, and a site only training reaches."""
 
     def __init__(self, rngs):
+        self.linear = nnx.Linear(4, 8, rngs=rngs)
+        self.bn = nnx.BatchNorm(8, rngs=rngs)
         self.dropout = nnx.Dropout(0.5, rngs=rngs)
+        self.deterministic = False
 
     def __call__(self, x):
-        h = self.dropout(x)
-        self.sow(nnx.Intermediate, "<img src=x onerror=alert(1)>", h)
+        h = self.dropout(self.bn(self.linear(x)))
+        self.sow(nnx.Intermediate, NAME, h)
+        self.sow(nnx.Intermediate, "log", jnp.log(h))
+        if not self.deterministic:
+            self.sow(nnx.Intermediate, "train_only", h)
         return h
 
 
@@ -26,26 +41,124 @@ def x():
     return jax.random.normal(jax.random.key(1), (16, 3, 4))
 
 
+@pytest.fixture
+def result(x):
+    return compare_modes(Net(nnx.Rngs(0)), x[:, 0])
+
+
+def tags(page):
+    """Every element of a page as (tag, attribute names), as a browser would parse it."""
+    found = []
+
+    class Parser(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append((tag, [name for name, _ in attrs]))
+
+    Parser().feed(page)
+    return found
+
+
+def sync_keys(view):
+    return {name for name in view.keys if name.startswith("_") and not name.startswith("_view")}
+
+
 def test_numbers_travel_as_buffers_sized_by_sites_modes_and_bins(x):
     result = compare_modes(ModeNet(nnx.Rngs(0)), x, modes=("train", "eval", {"deterministic": True}), bins=32)
     view = CompareView(result)
     sites, modes = len(result.sites), 3
-    assert sites > 5 and view._modes == result.modes
-    assert len(view._stats) == sites * modes * len(view._stat_columns) * 8
-    assert len(view._hists) == sites * modes * 32 * 4 and len(view._shifts) == sites * modes * 8
+    assert sites > 5 and view._modes == result.modes and len(view._modes) == modes
+    for name in ("_stats", "_hists", "_ranges", "_shifts"):
+        assert type(getattr(view, name)) is bytes, name
+    assert {
+        "_modes",
+        "_sites",
+        "_stat_columns",
+        "_stats",
+        "_hists",
+        "_ranges",
+        "_shifts",
+        "_bins",
+    } <= sync_keys(view)
+    assert view._bins == 32 and view._stat_columns == list(STAT_COLUMNS)
+    assert len(view._stats) == sites * modes * len(STAT_COLUMNS) * 8
+    assert len(view._hists) == sites * modes * 32 * 4
+    assert len(view._ranges) == sites * 2 * 8 and len(view._shifts) == sites * modes * 8
+
+    stats = np.frombuffer(view._stats, np.float64).reshape(sites, modes, len(STAT_COLUMNS))
     hists = np.frombuffer(view._hists, np.int32).reshape(sites, modes, 32)
-    np.testing.assert_array_equal(hists[0], result.sites[0].hists)
+    ranges = np.frombuffer(view._ranges, np.float64).reshape(sites, 2)
     shifts = np.frombuffer(view._shifts, np.float64).reshape(sites, modes)
+    for i, site in enumerate(result.sites):
+        np.testing.assert_array_equal(stats[i], site.stats)
+        np.testing.assert_array_equal(hists[i], site.hists)
+        np.testing.assert_array_equal(shifts[i], site.shifts)
+        assert tuple(ranges[i]) == (site.lo, site.hi) and site.lo < site.hi
+    # Every mode's histogram counts every finite value it saw.
+    assert (hists.sum(axis=2) > 0).all()
     assert [s["site"] for s in view._sites] == [s.site for s in result.sites]
-    assert np.nanmax(shifts[0]) == result.sites[0].shift
+    assert np.nanmax(shifts[0]) == result.sites[0].shift > 0
+    assert result.sites[0].shift >= result.sites[-1].shift
 
 
-def test_the_saved_output_is_text_and_script_free_html(x):
-    result = compare_modes(Tagged(nnx.Rngs(0)), x)
+def test_text_travels_as_json_with_shapes_per_mode(result):
+    view = CompareView(result)
+    by_name = {s["site"]: s for s in view._sites}
+    assert by_name[NAME] == {"site": NAME, "type": "Intermediate", "shapes": [[16, 8], [16, 8]]}
+    # Only training reaches this site: eval's shape is missing, and so is its shift.
+    assert by_name["train_only"]["shapes"] == [[16, 8], None]
+    shifts = np.frombuffer(view._shifts, np.float64).reshape(-1, 2)
+    assert np.isnan(shifts[view._sites.index(by_name["train_only"])]).all()
+    # No list of numbers travels as JSON beside the shapes.
+    for site in view._sites:
+        assert set(site) == {"site", "type", "shapes"}
+
+
+def test_the_saved_output_is_text_and_script_free_html(result):
     data, _ = result._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
-    assert data["text/plain"] == result.table()
+    assert data["text/plain"] == result.table() == repr(result.show())
     page = data["text/html"]
-    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "<img" not in page and "<script" not in page
-    assert page.count("<polyline") == 2 * len(result.sites)  # one outline per mode and site
-    assert page == compare_modes(Tagged(nnx.Rngs(0)), x)._repr_mimebundle_()[0]["text/html"]
+    assert NAME not in page and "<img" not in page and "<script" not in page.lower()
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;") == 1
+    assert not [tag for tag, attrs in tags(page) if tag == "script" or any(a.startswith("on") for a in attrs)]
+    # One outline per mode for each site every mode reached; none for a mode that missed it.
+    complete = sum(s.shapes.count(None) == 0 for s in result.sites)
+    assert page.count("<polyline") == 2 * complete + 1
+    # A legend of the modes in their colours, above the table.
+    assert page.index(">train</span>") < page.index(">eval</span>") < page.index("<table")
+    assert f"color:{MODE_COLOURS[0]}" in page and f"color:{MODE_COLOURS[1]}" in page
+
+
+def test_the_html_shows_every_statistic_rounded_and_flags_nans(result):
+    page = result._repr_mimebundle_()[0]["text/html"]
+    site = next(s for s in result.sites if s.site == "log")
+    row = next(r for r in page.split("<tr") if ">log</td>" in r)
+    for m in range(2):
+        for k in range(len(STAT_COLUMNS)):
+            assert f">{number_text(site.stats[m, k])}</td>" in row
+    nan = STAT_COLUMNS.index("nan")
+    assert site.stats[0, nan] > 0  # log of Dropout's zeros and of negatives
+    assert row.count("color:#c00") == 1 + (site.stats[:, nan] > 0).sum()  # the name and each NaN count
+    assert 'title="no shift: the site is missing in eval"' in page
+
+
+def test_three_modes(x):
+    modes = ("train", "eval", {"deterministic": True})
+    result = compare_modes(Net(nnx.Rngs(0)), x[:, 0], modes=modes)
+    view = CompareView(result)
+    sites = len(result.sites)
+    assert view._modes == ["train", "eval", "deterministic=True"]
+    assert np.frombuffer(view._hists, np.int32).size == sites * 3 * result.bins
+    page = view._repr_mimebundle_()[0]["text/html"]
+    assert page.count('colspan="6"') == 3 and f"color:{MODE_COLOURS[2]}" in page
+    complete = sum(s.shapes.count(None) == 0 for s in result.sites)
+    missing = sum(s.shapes.count(None) for s in result.sites)
+    assert page.count("<polyline") == 3 * sites - missing and complete < sites
+    assert view._repr_mimebundle_()[0]["text/plain"] == result.table()
+
+
+def test_the_html_is_deterministic(x):
+    first = compare_modes(Net(nnx.Rngs(0)), x[:, 0])._repr_mimebundle_()[0]["text/html"]
+    second = compare_modes(Net(nnx.Rngs(0)), x[:, 0])._repr_mimebundle_()[0]["text/html"]
+    assert first == second
+    assert "0x" not in first  # no memory addresses

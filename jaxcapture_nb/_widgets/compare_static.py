@@ -1,82 +1,174 @@
 """The script-free HTML of a mode comparison, saved with a notebook.
 
-Per site: the name (escaped), its shift, each mode's statistics side by side
-and an inline SVG of the modes' histograms overlaid on their shared range.
-Numbers are rounded like the text table, so the HTML is deterministic.
+Per site: the name (escaped), its shift, an inline SVG of the modes'
+histograms overlaid on their shared range, and each mode's statistics side by
+side under a header naming the mode. Numbers are rounded like the text table
+and coordinates to one decimal, so the HTML is deterministic. Styles are
+inline: a saved notebook shows HTML without the widget's CSS.
 """
 
 from __future__ import annotations
 
 import html
-from typing import Any
 
 import numpy as np
 
+from jaxcapture_nb._compare import STAT_COLUMNS, Comparison, SiteComparison
 from jaxcapture_nb._records import number_text
 
-# One colour per mode, in order (shared with js/compare_view.js); colour-blind friendly.
-MODE_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2")
+# One colour per mode, in order (sent to js/compare_view.js); colour-blind friendly.
+MODE_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d")
+# The statistics of each mode, as (index in STAT_COLUMNS, header).
+_COLUMNS = tuple(
+    (STAT_COLUMNS.index(c), name)
+    for c, name in (
+        ("mean", "mean"),
+        ("std", "std"),
+        ("min", "min"),
+        ("max", "max"),
+        ("zero_pct", "zeros%"),
+        ("nan", "nan"),
+    )
+)
+_NAN = STAT_COLUMNS.index("nan")
 _W, _H = 120, 28
+_NOTE = (
+    "shift: earth mover's distance to the first mode's histogram, in pooled standard deviations; "
+    "histograms: share of each mode's values per bin on the site's shared range, square-root scale"
+)
+_CELL = "padding:1px 6px;text-align:right;white-space:nowrap"
+_BAD = ";color:#c00;font-weight:bold;background:#fde8e8"
+# A rule before each mode's columns keeps the groups apart.
+_SEPARATOR = ";border-left:1px solid #ddd"
 
 
 def mode_colour(index: int) -> str:
-    """The colour of the mode at ``index``."""
+    """The colour of the mode at ``index`` (the colours repeat after seven modes).
+
+    Example:
+      >>> mode_colour(0), mode_colour(1), mode_colour(7)
+      ('#4c78a8', '#f58518', '#4c78a8')
+    """
     return MODE_COLOURS[index % len(MODE_COLOURS)]
 
 
 def overlay_svg(hists: np.ndarray) -> str:
-    """Each mode's histogram as an outline, on one scale (each normalized to its total)."""
+    """The modes' histograms as step outlines with a light fill, overlaid on one scale.
+
+    Each histogram is its share of the mode's values, on a square-root scale
+    so a spike (Dropout's zeros) does not flatten the other bins. A mode with
+    no values (it did not reach the site) gets no outline.
+
+    Args:
+      hists: int ``[modes, bins]`` counts on a shared range.
+
+    Returns:
+      An ``<svg>`` element with one ``<polyline>`` per mode that has values.
+
+    Example:
+      >>> svg = overlay_svg(np.array([[3, 1], [1, 3], [0, 0]]))
+      >>> svg.count("<polyline"), 'stroke="#f58518"' in svg, 'stroke="#54a24b"' in svg
+      (2, True, False)
+    """
     hists = np.asarray(hists, np.float64)
     totals = hists.sum(axis=1, keepdims=True)
     shares = np.divide(hists, totals, out=np.zeros_like(hists), where=totals > 0)
     top = shares.max() if shares.size and shares.max() > 0 else 1.0
-    step = _W / max(hists.shape[1], 1)
-    paths = []
+    step = (_W - 1) / max(hists.shape[1], 1)
+    lines = []
     for m, share in enumerate(shares):
-        points = [f"0,{_H}"]
-        for i, value in enumerate(share):
-            y = _H - (_H - 1) * value / top
-            points += [f"{i * step:.1f},{y:.1f}", f"{(i + 1) * step:.1f},{y:.1f}"]
-        points.append(f"{_W},{_H}")
-        paths.append(
-            f'<polyline points="{" ".join(points)}" fill="none" stroke="{mode_colour(m)}" stroke-width="1.2"/>'
+        if totals[m, 0] <= 0:
+            continue
+        heights = (_H - 2) * np.sqrt(share / top)
+        points = [f"0.5,{_H - 1}"]
+        for i, height in enumerate(heights):
+            y = _H - 1 - height
+            points += [f"{0.5 + i * step:.1f},{y:.1f}", f"{0.5 + (i + 1) * step:.1f},{y:.1f}"]
+        points.append(f"{_W - 0.5},{_H - 1}")
+        colour = mode_colour(m)
+        lines.append(
+            f'<polyline points="{" ".join(points)}" fill="{colour}" fill-opacity="0.12" '
+            f'stroke="{colour}" stroke-width="1"/>'
         )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
-        f'viewBox="0 0 {_W} {_H}">{"".join(paths)}</svg>'
+        f'viewBox="0 0 {_W} {_H}">{"".join(lines)}</svg>'
     )
 
 
-def comparison_html(comparison: Any) -> str:
-    """A deterministic HTML table of a :class:`~jaxcapture_nb.Comparison`."""
+def _shift_cell(site: SiteComparison, modes: list[str]) -> str:
+    if np.isnan(site.shift):
+        missing = [label for label, shape in zip(modes, site.shapes, strict=True) if shape is None]
+        why = f"missing in {', '.join(missing)}" if missing else "without statistics in a mode"
+        return f'<td style="{_CELL}" title="{html.escape(f"no shift: the site is {why}")}">&#8211;</td>'
+    return f'<td style="{_CELL}">{html.escape(number_text(site.shift))}</td>'
+
+
+def _mode_cells(site: SiteComparison, m: int, label: str) -> list[str]:
+    cells = []
+    for j, (k, _) in enumerate(_COLUMNS):
+        style = _CELL + (_SEPARATOR if j == 0 else "")
+        if site.shapes[m] is None:
+            title = html.escape(f"not reached in {label}")
+            cells.append(f'<td style="{style};color:#999" title="{title}">&#8211;</td>')
+            continue
+        value = float(site.stats[m, k])
+        bad = _BAD if k == _NAN and value > 0 else ""
+        cells.append(f'<td style="{style}{bad}">{html.escape(number_text(value))}</td>')
+    return cells
+
+
+def comparison_html(comparison: Comparison) -> str:
+    """A deterministic, script-free HTML table of a :class:`~jaxcapture_nb.Comparison`.
+
+    Args:
+      comparison: the result of :func:`~jaxcapture_nb.compare_modes`.
+
+    Returns:
+      A ``<div>`` with a legend of the modes' colours and the table.
+    """
     esc = html.escape
-    legend = " ".join(
-        f'<span style="color:{mode_colour(m)};font-weight:bold">&#9632; {esc(label)}</span>'
-        for m, label in enumerate(comparison.modes)
+    modes = list(comparison.modes)
+    swatch = "display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px;background:"
+    legend = "".join(
+        f'<span style="margin-right:14px;font-weight:bold;color:{mode_colour(m)}">'
+        f'<span style="{swatch}{mode_colour(m)}"></span>{esc(label)}</span>'
+        for m, label in enumerate(modes)
     )
-    header = "<th>site</th><th>shift</th>" + "".join(
-        f'<th style="color:{mode_colour(m)}">{column} [{esc(label)}]</th>'
-        for m, label in enumerate(comparison.modes)
-        for column in ("mean", "std", "zeros%", "nan")
+    head = "padding:1px 6px;white-space:nowrap;border-bottom:1px solid #bbb"
+    groups = "".join(
+        f'<th colspan="{len(_COLUMNS)}" style="padding:1px 6px;color:{mode_colour(m)};'
+        f'border-bottom:2px solid {mode_colour(m)}{_SEPARATOR}">{esc(label)}</th>'
+        for m, label in enumerate(modes)
     )
+    names = "".join(
+        f'<th style="{head};text-align:right;color:{mode_colour(m)}{_SEPARATOR if j == 0 else ""}">{name}</th>'
+        for m in range(len(modes))
+        for j, (_, name) in enumerate(_COLUMNS)
+    )
+    left = f"{head};text-align:left"
     rows = []
     for site in comparison.sites:
-        cells = [f"<td>{esc(site.site)}</td>", f"<td>{esc(number_text(site.shift))}</td>"]
-        for m in range(len(comparison.modes)):
-            mean, std, _, _, zeros, nans = site.stats[m]
-            nan_style = ' style="color:#c00;font-weight:bold"' if nans > 0 else ""
-            cells += [
-                f"<td>{esc(number_text(mean))}</td>",
-                f"<td>{esc(number_text(std))}</td>",
-                f"<td>{esc(number_text(zeros))}</td>",
-                f"<td{nan_style}>{esc(number_text(nans))}</td>",
-            ]
-        cells.append(f"<td>{overlay_svg(site.hists)}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    note = "shift: earth mover's distance to the first mode's histogram, in pooled standard deviations"
+        name_style = "padding:1px 6px;white-space:nowrap"
+        if np.nansum(site.stats[:, _NAN]) > 0:
+            name_style += ";color:#c00;font-weight:bold"
+        cells = [
+            f'<td style="{name_style}">{esc(site.site)}</td>',
+            _shift_cell(site, modes),
+            f'<td style="padding:1px 6px">{overlay_svg(site.hists)}</td>',
+        ]
+        for m, label in enumerate(modes):
+            cells += _mode_cells(site, m, label)
+        rows.append('<tr style="border-bottom:1px solid #eee">' + "".join(cells) + "</tr>")
+    if not comparison.sites:
+        span = 3 + len(modes) * len(_COLUMNS)
+        rows.append(f'<tr><td colspan="{span}">(no site was reached in every mode)</td></tr>')
     return (
         '<div class="jcnb-compare-static" style="font-family:monospace;font-size:12px">'
-        f"<div>{legend}</div><div>{esc(note)}</div>"
+        f'<div style="margin-bottom:2px">{legend}</div>'
+        f'<div style="color:#666;margin-bottom:4px">{esc(_NOTE)}</div>'
         '<table style="border-collapse:collapse">'
-        f"<thead><tr>{header}<th>histograms</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f'<thead><tr><th rowspan="2" style="{left}">site</th><th rowspan="2" style="{left}">shift</th>'
+        f'<th rowspan="2" style="{left}">histograms</th>{groups}</tr><tr>{names}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )

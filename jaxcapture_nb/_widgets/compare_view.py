@@ -1,9 +1,10 @@
 """CompareView: a mode comparison, site by site (anywidget; JS in js/).
 
-Numbers travel as four binary buffers whose size does not depend on the
-tensors': per site and mode the statistics (float64) and the histogram on the
-site's shared range (int32), per site that range, and per site and mode the
-shift score.
+Numbers travel as four binary buffers whose size depends on the number of
+sites, modes and bins, never on the tensors': per site and mode the
+statistics (float64) and the histogram on the site's shared range (int32),
+per site that range (float64), and per site and mode the shift score
+(float64). Only text travels as JSON: site names, types, shapes, mode labels.
 """
 
 from __future__ import annotations
@@ -14,60 +15,79 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from jaxcapture_nb._compare import STAT_COLUMNS
+from jaxcapture_nb._compare import STAT_COLUMNS, Comparison
 from jaxcapture_nb._widgets.capture_view import _front_end
 from jaxcapture_nb._widgets.compare_static import MODE_COLOURS, comparison_html
 from jaxcapture_nb._widgets.static import with_fallback
 
 
+def _buffers(comparison: Comparison) -> dict[str, bytes]:
+    """The four number buffers, C order: [sites, modes, ...] and [sites, 2]."""
+    sites, modes, bins = comparison.sites, len(comparison.modes), comparison.bins
+    stats = np.full((len(sites), modes, len(STAT_COLUMNS)), np.nan)
+    hists = np.zeros((len(sites), modes, bins), np.int32)
+    ranges = np.zeros((len(sites), 2))
+    shifts = np.full((len(sites), modes), np.nan)
+    for i, site in enumerate(sites):
+        stats[i], hists[i], shifts[i] = site.stats, site.hists, site.shifts
+        ranges[i] = site.lo, site.hi
+    return {
+        "_stats": stats.tobytes(),
+        "_hists": hists.tobytes(),
+        "_ranges": ranges.tobytes(),
+        "_shifts": shifts.tobytes(),
+    }
+
+
 class CompareView(anywidget.AnyWidget):
     """Sites sorted by how far their distribution moves between modes.
 
-    Each row shows the site's shift, its mean, std and share of zeros in every
-    mode side by side, and the modes' histograms overlaid. Selecting a row
-    shows a large overlaid histogram and every statistic.
+    Each row shows the site's shift, the modes' histograms overlaid, and the
+    mean, std and share of zeros of every mode side by side. Selecting a row
+    shows a large overlaid histogram and every statistic of every mode.
+    Saved notebooks keep the text table and a script-free HTML table.
 
     Args:
       comparison: the :class:`~jaxcapture_nb.Comparison` to show.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from flax import nnx
+      >>> from jaxcapture_nb import compare_modes
+      >>> model = nnx.Sequential(nnx.Linear(3, 4, rngs=nnx.Rngs(0)), nnx.Dropout(0.5, rngs=nnx.Rngs(1)))
+      >>> result = compare_modes(model, jnp.ones((8, 3)))
+      >>> view = CompareView(result)
+      >>> view._modes, repr(view) == result.table()
+      (['train', 'eval'], True)
     """
 
     _esm = _front_end("compare_view.js")
     _css = _front_end("compare_view.css")
 
     _modes = t.List(t.Unicode()).tag(sync=True)
-    _colours = t.List(list(MODE_COLOURS)).tag(sync=True)
-    _sites = t.List(t.Dict()).tag(sync=True)
-    _stat_columns = t.List(list(STAT_COLUMNS)).tag(sync=True)
+    _colours = t.List(t.Unicode(), list(MODE_COLOURS)).tag(sync=True)
+    _sites = t.List(t.Dict()).tag(sync=True)  # site, type, shapes (per mode, None if not reached)
+    _stat_columns = t.List(t.Unicode(), list(STAT_COLUMNS)).tag(sync=True)
     _stats = t.Bytes().tag(sync=True)  # float64 [sites, modes, stat columns]
     _hists = t.Bytes().tag(sync=True)  # int32 [sites, modes, bins]
     _ranges = t.Bytes().tag(sync=True)  # float64 [sites, 2]: lo, hi
     _shifts = t.Bytes().tag(sync=True)  # float64 [sites, modes]
     _bins = t.Int(0).tag(sync=True)
 
-    def __init__(self, comparison: Any, **kwargs: Any):
+    def __init__(self, comparison: Comparison, **kwargs: Any):
         self._comparison = comparison
-        sites, modes, bins = comparison.sites, len(comparison.modes), comparison.bins
-        stats = np.zeros((len(sites), modes, len(STAT_COLUMNS)))
-        hists = np.zeros((len(sites), modes, bins), np.int32)
-        ranges = np.zeros((len(sites), 2))
-        shifts = np.zeros((len(sites), modes))
-        for i, site in enumerate(sites):
-            stats[i], hists[i], ranges[i], shifts[i] = site.stats, site.hists, (site.lo, site.hi), site.shifts
         super().__init__(
-            _modes=list(comparison.modes),
+            _modes=[str(m) for m in comparison.modes],
             _sites=[
                 {
                     "site": s.site,
                     "type": s.var_type,
-                    "shapes": [None if x is None else list(x) for x in s.shapes],
+                    "shapes": [None if shape is None else [int(n) for n in shape] for shape in s.shapes],
                 }
-                for s in sites
+                for s in comparison.sites
             ],
-            _stats=stats.tobytes(),
-            _hists=hists.tobytes(),
-            _ranges=ranges.tobytes(),
-            _shifts=shifts.tobytes(),
-            _bins=bins,
+            _bins=comparison.bins,
+            **_buffers(comparison),
             **kwargs,
         )
 
