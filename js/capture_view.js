@@ -16,35 +16,6 @@ const NAN_INDEX = 253;
 const POSINF_INDEX = 254;
 const NEGINF_INDEX = 255;
 
-/** @param {DataView | ArrayBuffer | null} data */
-function bytesOf(data) {
-  if (!data) return new ArrayBuffer(0);
-  if (data instanceof ArrayBuffer) return data;
-  // Copy: typed arrays need an offset aligned to their element size.
-  return data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
-}
-
-/** @param {number} x */
-function fmt(x) {
-  if (Number.isNaN(x)) return "nan";
-  if (x === 0) return "0";
-  const a = Math.abs(x);
-  if (a >= 1e-3 && a < 1e5) return Number(x.toPrecision(4)).toString();
-  return x.toExponential(3);
-}
-
-/**
- * @param {string} tag
- * @param {string} [cls]
- * @param {string} [text]
- */
-function h(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
 /** RGB of a colour index: blue-white-red for finite values, then NaN, +Inf, -Inf. @param {number} i */
 function colourOf(i) {
   if (i === NAN_INDEX) return [255, 0, 255];

@@ -14,57 +14,15 @@ const ROW_STATS = [
   ["zero_pct", "zeros %"],
 ];
 
-/** @param {DataView | ArrayBuffer | null} data */
-function bytesOf(data) {
-  if (!data) return new ArrayBuffer(0);
-  if (data instanceof ArrayBuffer) return data;
-  // Copy: typed arrays need an offset aligned to their element size.
-  return data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
-}
-
-/** Rounded like number_text in Python: 4 significant digits, or scientific. @param {number} x */
-function fmt(x) {
-  if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-  if (x === 0) return "0";
-  const a = Math.abs(x);
-  if (a >= 1e-3 && a < 1e5) return Number(x.toPrecision(4)).toString();
-  return x.toExponential(3);
-}
-
 /** A share as a percentage, one decimal. @param {number} share */
 function percent(share) {
   return `${(100 * share).toFixed(1)}%`;
-}
-
-/**
- * @param {string} tag
- * @param {string} [cls]
- * @param {string} [text]
- */
-function h(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
 }
 
 /** @param {string} hex @param {number} alpha */
 function rgba(hex, alpha) {
   const n = parseInt(hex.slice(1), 16);
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
-}
-
-/** Sizes a canvas for the screen's pixel ratio; drawing uses CSS pixels. */
-function sized(/** @type {HTMLCanvasElement} */ canvas, /** @type {number} */ w, /** @type {number} */ hgt) {
-  const ratio = window.devicePixelRatio || 1;
-  canvas.width = Math.round(w * ratio);
-  canvas.height = Math.round(hgt * ratio);
-  canvas.style.width = `${w}px`;
-  canvas.style.height = `${hgt}px`;
-  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
-  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-  return ctx;
 }
 
 /** A histogram as each bin's share of its values; null when the mode has none. @param {Int32Array} hist */

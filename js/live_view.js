@@ -9,42 +9,6 @@ const TRACE_H = 26;
 const DETAIL_W = 420;
 const DETAIL_H = 140;
 
-/** @param {DataView | ArrayBuffer | null} data */
-function bytesOf(data) {
-  if (!data) return new ArrayBuffer(0);
-  if (data instanceof ArrayBuffer) return data;
-  return data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
-}
-
-/** @param {number} x */
-function fmt(x) {
-  if (x === null || Number.isNaN(x)) return "nan";
-  if (x === 0) return "0";
-  const a = Math.abs(x);
-  if (a >= 1e-3 && a < 1e5) return Number(x.toPrecision(4)).toString();
-  return x.toExponential(2);
-}
-
-/** @param {string} tag @param {string} [cls] @param {string} [text] */
-function h(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-/** @param {HTMLCanvasElement} canvas @param {number} w @param {number} hgt */
-function sized(canvas, w, hgt) {
-  const ratio = window.devicePixelRatio || 1;
-  canvas.width = Math.round(w * ratio);
-  canvas.height = Math.round(hgt * ratio);
-  canvas.style.width = `${w}px`;
-  canvas.style.height = `${hgt}px`;
-  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
-  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-  return ctx;
-}
-
 /** The rows a site holds in the browser. */
 class Series {
   constructor() {

@@ -15,18 +15,6 @@
 const SHOWN_PATHS = 4;
 const INT = /^[+-]?\d+$/;
 
-/**
- * @param {string} tag
- * @param {string} [cls]
- * @param {string} [text]
- */
-function h(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
 /** A value as Python writes it, for the state labels. @param {any} v */
 function py(v) {
   if (v === null || v === undefined) return "None";

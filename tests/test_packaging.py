@@ -16,7 +16,9 @@ def test_the_wheel_ships_the_widget_front_end(tmp_path):
     )
     (wheel,) = tmp_path.glob("jaxcapture_nb-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for name in ("capture_view.js", "capture_view.css", "live_view.js", "live_view.css"):
+    front_end = sorted(p.name for p in (ROOT / "js").iterdir() if p.suffix in (".js", ".css"))
+    assert "common.js" in front_end and len(front_end) == 9
+    for name in front_end:
         shipped = zipfile.ZipFile(wheel).read(f"jaxcapture_nb/static/{name}")
         assert shipped == (ROOT / "js" / name).read_bytes()
     assert not any(n.endswith(".map") or "node_modules" in n for n in names)

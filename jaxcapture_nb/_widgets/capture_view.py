@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 from typing import Any
 
 import anywidget
@@ -11,15 +10,8 @@ import traitlets as t
 
 from jaxcapture_nb._records import flat_stats, format_table
 from jaxcapture_nb._widgets import payload
+from jaxcapture_nb._widgets.front_end import asset, module
 from jaxcapture_nb._widgets.static import static_html, with_fallback
-
-
-def _front_end(name: str) -> pathlib.Path:
-    # A wheel ships the files in jaxcapture_nb/static; a source checkout has
-    # them in js/ at the top of the repository.
-    here = pathlib.Path(__file__).resolve().parent.parent
-    shipped = here / "static" / name
-    return shipped if shipped.exists() else here.parent / "js" / name
 
 
 class CaptureView(anywidget.AnyWidget):
@@ -33,8 +25,8 @@ class CaptureView(anywidget.AnyWidget):
       capture: the :class:`~jaxcapture_nb.Capture` to show.
     """
 
-    _esm = _front_end("capture_view.js")
-    _css = _front_end("capture_view.css")
+    _esm = module("capture_view.js")
+    _css = asset("capture_view.css")
 
     _sites = t.List().tag(sync=True)
     _stats = t.Bytes().tag(sync=True)

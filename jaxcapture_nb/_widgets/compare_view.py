@@ -16,8 +16,8 @@ import numpy as np
 import traitlets as t
 
 from jaxcapture_nb._compare import STAT_COLUMNS, Comparison
-from jaxcapture_nb._widgets.capture_view import _front_end
 from jaxcapture_nb._widgets.compare_static import MODE_COLOURS, comparison_html
+from jaxcapture_nb._widgets.front_end import asset, module
 from jaxcapture_nb._widgets.static import with_fallback
 
 
@@ -61,8 +61,8 @@ class CompareView(anywidget.AnyWidget):
       (['train', 'eval'], True)
     """
 
-    _esm = _front_end("compare_view.js")
-    _css = _front_end("compare_view.css")
+    _esm = module("compare_view.js")
+    _css = asset("compare_view.css")
 
     _modes = t.List(t.Unicode()).tag(sync=True)
     _colours = t.List(t.Unicode(), list(MODE_COLOURS)).tag(sync=True)

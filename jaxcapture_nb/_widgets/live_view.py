@@ -19,7 +19,7 @@ import numpy as np
 import traitlets as t
 
 from jaxcapture_nb._stream import PERCENTILES, STAT_COLUMNS, Stream
-from jaxcapture_nb._widgets.capture_view import _front_end
+from jaxcapture_nb._widgets.front_end import asset, module
 from jaxcapture_nb._widgets.live_static import live_html, live_text
 from jaxcapture_nb._widgets.static import with_fallback
 
@@ -40,8 +40,8 @@ class LiveView(anywidget.AnyWidget):
       total: the number of steps planned, for the ETA.
     """
 
-    _esm = _front_end("live_view.js")
-    _css = _front_end("live_view.css")
+    _esm = module("live_view.js")
+    _css = asset("live_view.css")
 
     _sites = t.List(t.Dict()).tag(sync=True)
     _scalar_names = t.List(t.Unicode()).tag(sync=True)

@@ -23,7 +23,7 @@ from flax import linen as nn
 from flax import nnx
 
 from jaxcapture_nb._modes import PRESETS, ModeError, ModuleOptions, ViewOption, view_options, with_mode
-from jaxcapture_nb._widgets.capture_view import _front_end
+from jaxcapture_nb._widgets.front_end import asset, module
 from jaxcapture_nb._widgets.static import with_fallback
 
 _TAKES = {
@@ -44,8 +44,8 @@ _LINEN_NOTE = (
 class _ModeControls(anywidget.AnyWidget):
     """The panel's controls; every trait is written by the kernel except ``_values``."""
 
-    _esm = _front_end("mode_panel.js")
-    _css = _front_end("mode_panel.css")
+    _esm = module("mode_panel.js")
+    _css = asset("mode_panel.css")
 
     _groups = t.List(t.Dict()).tag(sync=True)
     _values = t.Dict().tag(sync=True)  # class name -> option -> value, as the browser shows them

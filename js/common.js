@@ -1,0 +1,48 @@
+// Helpers every widget front end uses. Each widget's Python class puts this
+// file in front of its own module, so the helpers live once without a build
+// step (anywidget loads a widget as one ES module, which cannot import a
+// sibling file from the wheel).
+
+/** The bytes of a binary trait, as an ArrayBuffer. @param {DataView | ArrayBuffer | null} data */
+function bytesOf(data) {
+  if (!data) return new ArrayBuffer(0);
+  if (data instanceof ArrayBuffer) return data;
+  // Copy: typed arrays need an offset aligned to their element size.
+  return data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
+}
+
+/** Rounded like number_text in Python: 4 significant digits, or scientific. @param {number | null} x */
+function fmt(x) {
+  if (x === null || Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  if (x === 0) return "0";
+  const a = Math.abs(x);
+  if (a >= 1e-3 && a < 1e5) return Number(x.toPrecision(4)).toString();
+  return x.toExponential(3);
+}
+
+/**
+ * An element with a class and text; text is never parsed as HTML.
+ * @param {string} tag
+ * @param {string} [cls]
+ * @param {string} [text]
+ */
+function h(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** Sizes a canvas for the screen's pixel ratio; drawing uses CSS pixels. @param {HTMLCanvasElement} canvas @param {number} w @param {number} hgt */
+function sized(canvas, w, hgt) {
+  const ratio = window.devicePixelRatio || 1;
+  canvas.width = Math.round(w * ratio);
+  canvas.height = Math.round(hgt * ratio);
+  canvas.style.width = `${w}px`;
+  canvas.style.height = `${hgt}px`;
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  return ctx;
+}
+
