@@ -8,19 +8,25 @@ import jax
 
 
 def samples(
-    variants: dict[str, Callable[[], object]], rounds: int = 15, warmup: int = 2
+    variants: dict[str, Callable[[], object]],
+    rounds: int = 15,
+    warmup: int = 2,
+    reset: Callable[[], object] = lambda: None,
 ) -> dict[str, list[float]]:
     """Seconds of every call of each variant, measured round-robin.
 
     Running the variants in turn within each round exposes them to the same
     machine noise, so their ratios are meaningful even when absolute times drift.
+    ``reset`` runs, untimed, before every call, so each starts from the same state.
     """
     for fn in variants.values():
         for _ in range(warmup):
+            reset()
             jax.block_until_ready(fn())
     times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(rounds):
         for name, fn in variants.items():
+            reset()
             start = time.perf_counter()
             jax.block_until_ready(fn())
             times[name].append(time.perf_counter() - start)

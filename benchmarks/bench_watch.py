@@ -53,7 +53,7 @@ def make_step(summaries: bool):
 
 
 def step_times(width: int, depth: int, batch: int, calls: int, rounds: int):
-    """Median ms per step of each variant, the paired ratios to the plain step, and steps recorded."""
+    """Median seconds per step of each variant, the paired ratios to the plain step, and steps recorded."""
     x = jax.random.normal(jax.random.key(1), (batch, width))
     y = jax.random.normal(jax.random.key(2), (batch, width))
 
@@ -75,9 +75,13 @@ def step_times(width: int, depth: int, batch: int, calls: int, rounds: int):
             loss = plain(plain_model, plain_opt, x, y)
         return loss
 
+    # Each watched run ends by recording everything it sent, so no variant's
+    # host work is left to run, and be timed, in the next variant's turn.
     def run_watched():
         for _ in range(calls):
             loss = watched(watched_model, watched_opt, x, y)
+        jax.effects_barrier()
+        hook_watch.stream.settle()
         return loss
 
     def run_explicit():
@@ -85,6 +89,7 @@ def step_times(width: int, depth: int, batch: int, calls: int, rounds: int):
             loss, summaries = explicit(explicit_model, explicit_opt, x, y)
             explicit_watch.update(counter["explicit"], summaries)
             counter["explicit"] += 1
+        explicit_watch.stream.settle()
         return loss
 
     try:

@@ -33,6 +33,10 @@ from jaxcapture_nb._summary import DEFAULT_BINS
 STAT_COLUMNS = ("mean", "std", "min", "max", "zero_pct", "nan")
 
 
+# How every view of a comparison explains its shift column.
+SHIFT_NOTE = "shift: earth mover's distance to the first mode's histogram, in pooled standard deviations"
+
+
 @dataclasses.dataclass
 class SiteComparison:
     """One site seen in every mode.
@@ -111,9 +115,8 @@ class Comparison:
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
         if not self.sites:
-            lines.append("(no site was reached in every mode)")
-        note = "shift: earth mover's distance to the first mode's histogram, in pooled standard deviations"
-        return "\n".join([note, *lines])
+            lines.append("(no site was recorded; check include=)")
+        return "\n".join([SHIFT_NOTE, *lines])
 
     def __repr__(self) -> str:
         return self.table()
@@ -237,7 +240,7 @@ def _labelled(modes: Sequence[Mode] | Mapping[str, Any]) -> dict[str, Any]:
         raise TypeError(f"modes takes a sequence of modes, e.g. ('train', 'eval'), got the string {modes!r}")
     labelled = {mode_label(m): m for m in modes}
     if len(labelled) != len(modes):
-        raise ValueError(f"modes repeats a mode: {[mode_label(m) for m in modes]}")
+        raise ValueError(f"modes names a mode twice: {[mode_label(m) for m in modes]}; give each mode once")
     return labelled
 
 
@@ -257,7 +260,8 @@ def compare_modes(
     the model's weights; each run is captured with ``methods=True``, so every
     submodule's output is a site as well as every sowed value. The model's
     state (BatchNorm statistics, RNG counters) is put back before each mode and
-    at the end, also when a run raises, unless ``update_stats=True``.
+    at the end, unless ``update_stats=True``; when a run raises it is always
+    put back, so a failed comparison leaves the model as it was.
 
     For a Linen module, modes are call arguments: pass ``modes`` as a dict of
     label to keyword arguments of ``apply``, e.g.
@@ -284,7 +288,8 @@ def compare_modes(
 
     Raises:
       ModeError: a mode the model cannot take.
-      TypeError: fewer than two modes, or a Linen module with preset modes.
+      ValueError: fewer than two modes, or a mode given twice.
+      TypeError: a Linen module with preset modes, ``call=`` or ``update_stats=``.
 
     Example:
       >>> import jax.numpy as jnp
@@ -296,11 +301,19 @@ def compare_modes(
     """
     labelled = _labelled(modes)
     if len(labelled) < 2:
-        raise TypeError(f"compare_modes needs two or more modes, got {list(labelled)}")
+        raise ValueError(
+            f"compare_modes needs two or more modes to compare, got {list(labelled)}; "
+            "e.g. modes=('train', 'eval')"
+        )
     if isinstance(model, nn.Module):
-        run = _linen_runner(model, args, kwargs, labelled)
+        if call is not None or update_stats:
+            raise TypeError(
+                "call= and update_stats= apply to NNX models; a Linen module is run by apply(), "
+                "and its updated collections are in each run's output (pass mutable= in the mode)"
+            )
+        run = _LinenRunner(model, args, kwargs, labelled)
     elif isinstance(model, nnx.Module):
-        run = _nnx_runner(model, args, kwargs, call, update_stats)
+        run = _NnxRunner(model, args, kwargs, call, update_stats)
     else:
         raise TypeError(
             f"compare_modes() needs a flax.nnx.Module or flax.linen.Module, got {type(model).__name__}"
@@ -314,7 +327,7 @@ def compare_modes(
     return Comparison(list(labelled), labelled, sites, captures, outputs, bins)
 
 
-class _nnx_runner:
+class _NnxRunner:
     """Runs views of an NNX model; puts its state back before each run and at the end."""
 
     def __init__(
@@ -326,7 +339,9 @@ class _nnx_runner:
         self.before: Any = None
 
     def __enter__(self) -> Callable:
-        self.before = nnx.clone(nnx.state(self.model))
+        # Runs change state such as batch statistics and RNG counters, never
+        # the parameters, so only the rest is copied.
+        self.before = nnx.clone(nnx.state(self.model, nnx.Not(nnx.Param)))
         return self.run
 
     def run(self, mode: Mode, include: Any, bins: int) -> tuple[Capture, Any]:
@@ -343,7 +358,7 @@ class _nnx_runner:
         return False
 
 
-class _linen_runner:
+class _LinenRunner:
     """Calls ``apply`` of a Linen module with each mode's arguments (Linen state is never mutated)."""
 
     def __init__(self, module: nn.Module, args: tuple, kwargs: dict, labelled: dict[str, Any]):

@@ -7,8 +7,10 @@ for IPython, nbclient, papermill and nbval alike.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import contextlib
+import functools
 from typing import Any
 
 from flax import linen as nn
@@ -19,7 +21,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from jaxcapture_nb._capture import capture
-from jaxcapture_nb._modes import ModeError, with_mode
+from jaxcapture_nb._modes import PRESETS, ModeError, with_mode
 from jaxcapture_nb._recorder import KEEP_MODES
 from jaxcapture_nb._watch import watch
 
@@ -96,37 +98,47 @@ def _run(shell: Any, cell: str, namespace: dict[str, Any]) -> None:
 
 
 def _parse_mode(text: str) -> Any:
-    """``eval`` -> ``"eval"``; ``deterministic=True,decode=False`` -> a dict of options."""
+    """``eval`` -> ``"eval"``; ``decode=True,batch_size=(1,2)`` -> a dict of options."""
     text = _unquote(text.strip())
     if "=" not in text:
-        return text
-    mode = {}
-    for item in (i.strip() for i in text.split(",") if i.strip()):
-        name, _, value = item.partition("=")
-        try:
-            mode[name.strip()] = ast.literal_eval(value.strip())
-        except (ValueError, SyntaxError):
+        if text not in PRESETS:
             raise UsageError(
-                f"--mode: {item!r} is not name=value with a Python literal value; "
-                "e.g. --mode deterministic=True,use_running_average=False"
-            ) from None
-    return mode
+                f"--mode: unknown mode {text!r}: use {' or '.join(PRESETS)}, or name=value options "
+                "such as --mode deterministic=True,use_running_average=False"
+            )
+        return text
+    try:
+        call = ast.parse(f"mode({text})", mode="eval").body
+        if call.args:
+            raise ValueError
+        return {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    except (ValueError, TypeError, SyntaxError):
+        raise UsageError(
+            f"--mode: {text!r} is not name=value options with Python literal values; "
+            "e.g. --mode deterministic=True,use_running_average=False"
+        ) from None
 
 
-def _views(models: dict[str, Any], mode_text: str) -> dict[str, Any]:
-    """The view of each model in the mode, to bind to the model's name for the cell."""
+def _views(models: dict[str, Any], mode_text: str, named: bool) -> dict[str, Any]:
+    """The view of each model in the mode, to bind to the model's name for the cell.
+
+    Linen modules take their modes as call arguments, so when the models were
+    found rather than named they run as they are.
+    """
     mode = _parse_mode(mode_text)
     views = {}
     for name, model in models.items():
+        if not isinstance(model, nnx.Module):
+            if not named:
+                continue
+            raise UsageError(
+                f"--mode: {name} is a Linen module, whose modes are call arguments (train=, "
+                "deterministic=), not view options; pass them in the cell's apply() call"
+            )
         if not name.isidentifier():
             raise UsageError(
                 f"--mode runs the cell with the model's name bound to its view, and {name!r} is not a "
                 "name; assign it first (e.g. encoder = model.encoder) and name that"
-            )
-        if not isinstance(model, nnx.Module):
-            raise UsageError(
-                f"--mode: {name} is a Linen module, whose modes are call arguments (train=, "
-                "deterministic=), not view options; pass them in the cell's apply() call"
             )
         try:
             views[name] = with_mode(model, mode)
@@ -179,16 +191,15 @@ class CaptureMagics(Magics):
         model again afterwards. ``--mode deterministic=True,use_running_average=False``
         sets those view options instead of a preset.
         """
-        args = parse_argstring(self.capture_intermediates, line)
+        args = argparse.Namespace(**_options(line))
         namespace = self.shell.user_ns
         if args.bins < 1:
             raise UsageError(f"--bins must be a positive integer, got {args.bins}")
         var_types = _variable_types(args.types, namespace)
         models = _models(args.models, namespace)
-        if args.mode is not None:
-            models = _views(models, args.mode)
-        with _bound(namespace, models if args.mode is not None else {}):
-            self._capture_or_stream(args, cell, models, var_types)
+        views = _views(models, args.mode, named=bool(args.models)) if args.mode is not None else {}
+        with _bound(namespace, views):
+            self._capture_or_stream(args, cell, {**models, **views}, var_types)
 
     def _capture_or_stream(
         self, args: Any, cell: str, models: dict[str, Any], var_types: tuple[type, ...]
@@ -248,6 +259,16 @@ class CaptureMagics(Magics):
                 _run(self.shell, cell, self.shell.user_ns)
         finally:
             self.shell.user_ns[out] = next(iter(contexts.values())) if len(contexts) == 1 else contexts
+
+
+@functools.lru_cache(maxsize=128)
+def _options(line: str) -> dict[str, Any]:
+    """The parsed options of a magic line; a notebook runs the same lines again and again.
+
+    Shared between the cells that use the line, so lists become tuples.
+    """
+    parsed = vars(parse_argstring(CaptureMagics.capture_intermediates, line))
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in parsed.items()}
 
 
 @contextlib.contextmanager

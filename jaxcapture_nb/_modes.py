@@ -227,7 +227,7 @@ def _scoped(only: Any, needs_set_view: bool) -> Callable[[Any, Any], bool]:
     return lambda path, node: hasattr(node, "set_view") == needs_set_view and in_scope(path, node)
 
 
-def _resolve(mode: Mode, groups: Sequence[ModuleOptions], only: Any) -> dict[str, Any]:
+def _resolve(mode: Mode, groups: Sequence[ModuleOptions]) -> dict[str, Any]:
     offered = {o.name for g in groups for o in g.options}
     if isinstance(mode, str):
         if mode not in PRESETS:
@@ -241,30 +241,39 @@ def _resolve(mode: Mode, groups: Sequence[ModuleOptions], only: Any) -> dict[str
     unknown = sorted(set(mode) - offered)
     if unknown:
         listing = ", ".join(sorted(offered)) or "none"
+        names = ", ".join(map(repr, unknown))
+        verb = "is not an option" if len(unknown) == 1 else "are not options"
         raise ModeError(
-            f"{', '.join(map(repr, unknown))} is not an option of this model (it offers: {listing}); "
+            f"{names} {verb} of the modules set (they offer: {listing}); "
             "see jaxcapture_nb.view_options(model)"
         )
     return dict(mode)
 
 
-def _check_caches(view: nnx.Module, settings: Mapping[str, Any]) -> None:
-    """Makes the decode caches ``nnx.view`` was asked for, or says what is missing."""
+def _check_caches(view: nnx.Module, settings: Mapping[str, Any], only: Any) -> None:
+    """Makes the decode caches a mode with ``decode=True`` asks for, or says what is missing."""
+    if settings.get("decode") is not True:
+        return
+    batch_size, max_length = settings.get("batch_size"), settings.get("max_length")
+    sized = batch_size is not None and max_length is not None
+    in_scope = nnx.filterlib.to_predicate(... if only is None else only)
     for path, module in nnx.iter_modules(view):
         if not (getattr(module, "decode", False) is True and hasattr(module, "init_cache")):
             continue
-        if getattr(module, "cached_key", None) is not None:
+        if not in_scope(path, module):
             continue
+        if getattr(module, "cached_key", None) is not None and not sized:
+            continue  # the cache it has will do
         where = ".".join(str(p) for p in path) or "the model"
-        batch_size, max_length = settings.get("batch_size"), settings.get("max_length")
-        if batch_size is None or max_length is None:
+        if not sized:
             raise ModeError(
                 f"decode=True needs a cache, and {type(module).__name__} at {where} has none: also give "
                 "batch_size= and max_length= (e.g. decode=True, batch_size=1, max_length=32), or call "
                 "init_cache on the model first"
             )
         # set_view only builds the cache when the attribute is missing, but
-        # MultiHeadAttention always has it (as None): build it on the view.
+        # MultiHeadAttention always has it (as None), and sizes given anew
+        # mean a new cache: build it on the view, where the model keeps its own.
         batch = (batch_size,) if isinstance(batch_size, int) else tuple(batch_size)
         module.init_cache((*batch, max_length, module.in_features), module.dtype or "float32")
 
@@ -296,7 +305,11 @@ def with_mode(model: nnx.Module, mode: Mode, *, only: Any = None) -> nnx.Module:
       (True, False)
     """
     groups = view_options(model)
-    settings = _resolve(mode, groups, only)
+    if only is not None:
+        in_scope = nnx.filterlib.to_predicate(only)
+        classes = {type(m) for path, m in nnx.iter_modules(model) if in_scope(path, m)}
+        groups = [g for g in groups if g.cls in classes]
+    settings = _resolve(mode, groups)
     by_view = {o.name for g in groups for o in g.options if o.via == "view"}
     by_attribute = {o.name for g in groups for o in g.options if o.via == "attribute"}
     view_settings = {k: v for k, v in settings.items() if k in by_view}
@@ -307,7 +320,7 @@ def with_mode(model: nnx.Module, mode: Mode, *, only: Any = None) -> nnx.Module:
             view = nnx.with_attributes(
                 view, only=_scoped(only, False), raise_if_not_found=False, **attribute_settings
             )
-        _check_caches(view, settings)
+        _check_caches(view, settings, only)
     except ModeError:
         raise
     except (TypeError, ValueError) as e:

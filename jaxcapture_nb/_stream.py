@@ -20,7 +20,7 @@ import numpy as np
 
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
-from jaxcapture_nb._summary import Summary, pack_summaries, summarize, summary_from_tables
+from jaxcapture_nb._summary import Summary, pack_summaries, summarize, unpack_summary
 
 # TensorBoard's distribution bands.
 PERCENTILES = (0, 7, 16, 31, 50, 69, 84, 93, 100)
@@ -77,7 +77,7 @@ def hist_percentiles(hist: np.ndarray, lo: float, hi: float, vmin: float, vmax: 
 
 
 def _packable(value: Any) -> bool:
-    """A device summary of one array (not stacked by scan/vmap), which packs into one row per table."""
+    """A device summary of one array (not stacked by scan/vmap), which packs into one row."""
     return (
         isinstance(value, Summary)
         and value.reason is None
@@ -168,6 +168,7 @@ class Stream:
         self.first_nonfinite: tuple[str, int] | None = None
         self.started = time.perf_counter()
         self.lock = threading.RLock()
+        self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
         self._queued: list[tuple[str, int, Any]] = []
         self._arrived: list[tuple[SiteSeries, int, Any]] = []
 
@@ -199,13 +200,22 @@ class Stream:
     def update(self, step: int, summaries: Any) -> None:
         """Queues a pytree of :class:`Summary` (or arrays) made by the user's step.
 
-        Summaries still on the device are packed there into three tables, so
-        the background thread fetches three arrays per step instead of twelve
+        Only the leaves ``include`` selects are kept. When they are all device
+        summaries of single arrays, they are packed there into one table, so
+        the background thread fetches one array per step instead of twelve
         per summary: on a CPU that thread shares the cores the step runs on.
         """
         leaves = jax.tree_util.tree_flatten_with_path(summaries, is_leaf=lambda x: isinstance(x, Summary))[0]
-        labels = [jax.tree_util.keystr(k, simple=True, separator=".") or "value" for k, _ in leaves]
-        values = [v for _, v in leaves]
+        labelled = [(jax.tree_util.keystr(k, simple=True, separator=".") or "value", v) for k, v in leaves]
+        labelled = [(label, v) for label, v in labelled if self._accepts_site(label)]
+        labels = [label for label, _ in labelled]
+        values = [v for _, v in labelled]
+        for label, v in zip(labels, values, strict=True):
+            if isinstance(v, Summary) and v.hist is not None and v.bins != self.bins:
+                raise ValueError(
+                    f"update(): the summary of {label!r} has {v.bins} bins and this view shows "
+                    f"{self.bins}; make it with summarize(..., bins={self.bins}) or watch with bins={v.bins}"
+                )
         if values and all(_packable(v) for v in values):
             layout = [(label, v.shape, v.dtype) for label, v in zip(labels, values, strict=True)]
             payload: Any = (layout, pack_summaries(values))
@@ -219,8 +229,13 @@ class Stream:
         """Fetches and records what :meth:`log` and :meth:`update` queued.
 
         Blocks the calling thread until those device values are ready, so call
-        it from a background thread while training runs.
+        it from a background thread while training runs. Calls from several
+        threads take turns, so rows are always recorded in the order they came.
         """
+        with self._settling:
+            self._settle()
+
+    def _settle(self) -> None:
         with self.lock:
             queued, self._queued = self._queued, []
         queued = jax.device_get(queued)
@@ -229,12 +244,12 @@ class Stream:
                 name, value = payload
                 self._scalar(name, step, float(np.asarray(value, np.float64).mean()))
             elif kind == "packed":
-                layout, (floats, ints, hists) = payload
+                layout, table = payload
                 self._tree(
                     step,
                     [
-                        (label, summary_from_tables(floats[i], ints[i], hists[i], shape, dtype))
-                        for i, (label, shape, dtype) in enumerate(layout)
+                        (label, unpack_summary(row, shape, dtype))
+                        for row, (label, shape, dtype) in zip(table, layout, strict=True)
                     ],
                 )
             else:
@@ -243,8 +258,7 @@ class Stream:
 
     def _tree(self, step: int, labelled: list[tuple[str, Any]]) -> None:
         for label, leaf in labelled:
-            if self._accepts_site(label):
-                self._ingest(("update", label), label, "Summary", leaf, step=step)
+            self._ingest(("update", label), label, "Summary", leaf, step=step)
 
     def _scalar(self, name: str, step: int, value: float) -> None:
         row = np.full(len(STAT_COLUMNS), np.nan, np.float32)

@@ -298,45 +298,36 @@ def _summaries(leaves: list[jax.Array], bins: int) -> list[Summary]:
     return out
 
 
-# Packed layout of concrete summaries: every leaf's scalars in one float32
-# and one int32 table, and the histograms in a third.
+# Packed layout of a summary: one int32 row holding the float statistics
+# (bit-cast), the counts and the histogram. A transfer, a host callback and a
+# compiled program's outputs each cost per array, so summaries travel as rows
+# of one table rather than as twelve arrays each.
 _FLOAT_FIELDS = ("min", "max", "mean", "std", "lo", "hi")
 _INT_FIELDS = ("count", "nan_count", "posinf_count", "neginf_count", "zero_count")
 
 
-def _pack(summaries: list[Summary]) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """Stacks summaries (each possibly stacked itself) into three tables."""
-    floats = jnp.concatenate(
-        [
-            jnp.stack([getattr(s, f) for f in _FLOAT_FIELDS], -1).reshape(-1, len(_FLOAT_FIELDS))
-            for s in summaries
-        ]
-    )
-    ints = jnp.concatenate(
-        [jnp.stack([getattr(s, f) for f in _INT_FIELDS], -1).reshape(-1, len(_INT_FIELDS)) for s in summaries]
-    )
-    hists = jnp.concatenate([s.hist.reshape(-1, s.hist.shape[-1]) for s in summaries])
-    return floats, ints, hists
+def _pack(summaries: list[Summary]) -> jax.Array:
+    """One packed row per summary (a stacked summary gives one row per member)."""
+    rows = []
+    for s in summaries:
+        floats = jnp.stack([getattr(s, f) for f in _FLOAT_FIELDS], -1).reshape(-1, len(_FLOAT_FIELDS))
+        ints = jnp.stack([getattr(s, f) for f in _INT_FIELDS], -1).reshape(-1, len(_INT_FIELDS))
+        hists = s.hist.reshape(-1, s.hist.shape[-1])
+        rows.append(jnp.concatenate([jax.lax.bitcast_convert_type(floats, jnp.int32), ints, hists], axis=1))
+    return jnp.concatenate(rows)
 
 
-# Summaries made in a user's step, packed into three tables in one dispatch:
-# fetching three arrays costs a fraction of fetching twelve per summary.
+# Summaries made in a user's step, packed into one table in one dispatch.
 pack_summaries = jax.jit(_pack)
 
 
 @functools.partial(jax.jit, static_argnames="bins")
-def _summarize_packed(leaves: list[jax.Array], bins: int) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """:func:`_summarize_leaves`, returned as three tables in leaf order.
-
-    A compiled program's cost per output array, and a transfer's per array,
-    dwarf the work for small inputs: three outputs instead of twelve per leaf
-    take a two-array summary from ~0.6 ms to ~0.1 ms, transfer included.
-    """
+def _summarize_packed(leaves: list[jax.Array], bins: int) -> jax.Array:
+    """:func:`_summarize_leaves`, returned as one packed table in leaf order."""
     lone, stacked = _summarize_leaves(leaves, bins=bins)
     parts = [s for s in lone if s is not None] + stacked
     rows = [i for i, s in enumerate(lone) if s is not None] + [i for g in _groups(leaves) for i in g]
-    order = np.argsort(np.asarray(rows))
-    return tuple(table[order] for table in _pack(parts))
+    return _pack(parts)[np.argsort(np.asarray(rows))]
 
 
 class PendingSummaries:
@@ -348,43 +339,29 @@ class PendingSummaries:
     """
 
     def __init__(self, arrays: list[jax.Array], bins: int):
-        self._tables = _summarize_packed(arrays, bins=bins)
+        self._table = _summarize_packed(arrays, bins=bins)
         self._layout = [(tuple(a.shape), a.dtype) for a in arrays]
 
-    def _unpack(self, tables: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[Summary]:
-        floats, ints, hists = tables
+    def _unpack(self, table: np.ndarray) -> list[Summary]:
         return [
-            summary_from_tables(floats[i], ints[i], hists[i], shape, dtype)
-            for i, (shape, dtype) in enumerate(self._layout)
+            unpack_summary(row, shape, dtype) for row, (shape, dtype) in zip(table, self._layout, strict=True)
         ]
 
 
 def packed_summary(x: jax.Array, bins: int) -> jax.Array:
-    """One array's summary as one small int32 array, for a host callback.
-
-    Traceable. A host callback's cost grows with the number of arrays it
-    takes, so the statistics travel bit-cast into the counts' array.
-    """
-    floats, ints, hists = _pack([_summarize_array(x, bins)])
-    return jnp.concatenate([jax.lax.bitcast_convert_type(floats[0], jnp.int32), ints[0], hists[0]])
+    """One array's summary as one packed int32 row. Traceable."""
+    return _pack([_summarize_array(x, bins)])[0]
 
 
-def unpack_summary(packed: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summary:
-    """The :class:`Summary` that :func:`packed_summary` made, on the host."""
-    packed = np.asarray(packed, np.int32)
+def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summary:
+    """The host :class:`Summary` of a packed row, for an array of ``shape`` and ``dtype``."""
+    row = np.asarray(row, np.int32)
     counts_end = len(_FLOAT_FIELDS) + len(_INT_FIELDS)
-    floats = packed[: len(_FLOAT_FIELDS)].view(np.float32)
-    return summary_from_tables(
-        floats, packed[len(_FLOAT_FIELDS) : counts_end], packed[counts_end:], shape, dtype
-    )
-
-
-def summary_from_tables(floats: Any, ints: Any, hist: Any, shape: tuple[int, ...], dtype: Any) -> Summary:
-    """A host :class:`Summary` from the three tables of a packed program."""
+    floats = row[: len(_FLOAT_FIELDS)].view(np.float32)
     return Summary(
-        **dict(zip(_FLOAT_FIELDS, np.asarray(floats), strict=True)),
-        **dict(zip(_INT_FIELDS, np.asarray(ints), strict=True)),
-        hist=np.asarray(hist),
+        **dict(zip(_FLOAT_FIELDS, floats, strict=True)),
+        **dict(zip(_INT_FIELDS, row[len(_FLOAT_FIELDS) : counts_end], strict=True)),
+        hist=row[counts_end:],
         shape=tuple(shape),
         dtype=str(dtype),
         note=_note(dtype),
@@ -402,7 +379,7 @@ def is_concrete_numeric(x: Any) -> bool:
 
 def fetch_summaries(pending: list[PendingSummaries]) -> list[list[Summary]]:
     """The host summaries of each :class:`PendingSummaries`, in one transfer."""
-    tables = jax.device_get([p._tables for p in pending])
+    tables = jax.device_get([p._table for p in pending])
     return [p._unpack(t) for p, t in zip(pending, tables, strict=True)]
 
 

@@ -129,11 +129,7 @@ function render({ model, el }) {
   filter.type = "search";
   filter.placeholder = "filter sites (regex)";
   header.append(title, legend, filter);
-  const note = h(
-    "div",
-    "jcnb-cmp-note",
-    "shift: earth mover's distance between a site's histogram in a mode and in the first mode, in pooled standard deviations",
-  );
+  const note = h("div", "jcnb-cmp-note", model.get("_note") || "");
   const table = h("div", "jcnb-cmp-table");
   const detail = h("div", "jcnb-cmp-detail");
   detail.hidden = true;
@@ -258,7 +254,7 @@ function render({ model, el }) {
       table.appendChild(row);
       return row;
     });
-    if (!d.sites.length) table.appendChild(h("div", "jcnb-cmp-empty", "(no site was reached in every mode)"));
+    if (!d.sites.length) table.appendChild(h("div", "jcnb-cmp-empty", "(no site was recorded; check include=)"));
   }
 
   function applyFilter() {

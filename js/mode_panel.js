@@ -226,7 +226,9 @@ function render({ model, el }) {
     root.dataset.busy = String(busy);
     buttons.compare.disabled = busy || !model.get("_can_compare");
     buttons.compare.textContent = busy ? "Comparing…" : "Compare";
-    if (!model.get("_can_compare")) buttons.compare.title = "Register a compare function: mode_panel(model, compare=fn)";
+    buttons.compare.title = model.get("_can_compare")
+      ? "Run the compare function on the current view"
+      : "Register a compare function: mode_panel(model, compare=fn)";
     const message = model.get("_error") || "";
     error.textContent = message;
     error.hidden = message === "";

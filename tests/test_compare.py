@@ -98,7 +98,7 @@ def test_the_shift_is_the_earth_movers_distance_in_pooled_standard_deviations(x)
 def test_an_invalid_mode_is_a_mode_error_before_anything_runs(model, x):
     with pytest.raises(ModeError, match="give batch_size= and max_length="):
         compare_modes(model, x, modes=("eval", {"decode": True}))
-    with pytest.raises(TypeError, match="two or more modes"):
+    with pytest.raises(ValueError, match=r"two or more modes .* e\.g\. modes=\('train', 'eval'\)"):
         compare_modes(model, x, modes=("eval",))
 
 
@@ -117,6 +117,8 @@ def test_linen_modes_are_call_arguments():
     assert "batch_stats" in updates
     with pytest.raises(TypeError, match="Linen modules take their modes as call arguments"):
         compare_modes(module, variables, x)
+    with pytest.raises(TypeError, match="call= and update_stats= apply to NNX models"):
+        compare_modes(module, variables, x, modes=modes, update_stats=True)
 
 
 def test_the_text_table_is_deterministic(model, x):

@@ -107,9 +107,10 @@ def test_a_failing_cell_fails_keeps_the_partial_capture_and_leaves_the_model_cle
         ("model --every 5", "--every applies to --stream"),
         ("model --stream --keep last", "drop --keep, --methods and --types"),
         ("model --stream --every 0", "every must be a positive integer"),
-        ("model --mode testing", "unknown mode 'testing'"),
-        ("model --mode determinstic=True", "'determinstic' is not an option of this model"),
-        ("model --mode deterministic=yes", "is not name=value with a Python literal value"),
+        ("model --mode testing", "unknown mode 'testing': use train or eval, or name=value options"),
+        ("model --mode determinstic=True", "'determinstic' is not an option of the modules set"),
+        ("model --mode deterministic=yes", "is not name=value options with Python literal values"),
+        ("model --mode eval,deterministic=True", "is not name=value options"),
         ("model.head --mode eval", "'model.head' is not a name"),
     ],
 )
@@ -187,6 +188,31 @@ def test_mode_takes_view_options(ipython, namespace):
     )
     assert ipython.run_cell(cell).success
     assert namespace.pop("seen") == [(False, True)]
+
+
+def test_mode_values_may_hold_commas():
+    from jaxcapture_nb._magics import _parse_mode
+
+    assert _parse_mode("'decode=True, batch_size=(1, 2), max_length=8'") == {
+        "decode": True,
+        "batch_size": (1, 2),
+        "max_length": 8,
+    }
+
+
+def test_mode_without_names_leaves_linen_modules_as_they_are(ipython, namespace):
+    from flax import linen as nn
+
+    from jaxcapture_nb import Capture
+
+    namespace["dense"] = nn.Dense(2)
+    namespace["seen"] = []
+    cell = "%%capture_intermediates --mode eval --no-display\nseen.append(model.bn.use_running_average)"
+    result = ipython.run_cell(cell)
+    namespace.pop("dense")
+    assert result.success and namespace.pop("seen") == [True]
+    assert set(namespace["_capture"]) == {"model", "dense"}
+    assert all(isinstance(c, Capture) for c in namespace["_capture"].values())
 
 
 def test_mode_refuses_linen_models(ipython, namespace):

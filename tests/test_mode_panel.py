@@ -325,3 +325,22 @@ def test_saved_notebooks_get_a_deterministic_text_and_a_script_free_table(model)
     from_browser(panel, {"MultiHeadAttention": {"decode": True}})
     assert str(panel).splitlines()[-1].startswith("error: decode=True needs a cache")
     assert "batch_size= and max_length=" in panel._repr_mimebundle_()[0]["text/html"]
+
+
+class Dropout(nnx.Module):
+    """A user class that shares its name with nnx.Dropout."""
+
+    def __init__(self):
+        self.deterministic = False
+
+    def __call__(self, x):
+        return x
+
+
+def test_two_classes_with_one_name_get_a_card_each():
+    model = nnx.Sequential(nnx.Dropout(0.5, rngs=nnx.Rngs(0)), Dropout())
+    panel = mode_panel(model)
+    names = [g["name"] for g in panel._controls._groups]
+    assert names == ["flax.nnx.nn.stochastic.Dropout", f"{__name__}.Dropout"]
+    from_browser(panel, {names[1]: {"deterministic": True}})
+    assert panel.model.layers[1].deterministic and not panel.model.layers[0].deterministic

@@ -72,7 +72,8 @@ def test_only_limits_the_modules_a_mode_sets(model):
     ("mode", "message"),
     [
         ("testing", "unknown mode 'testing'"),
-        ({"determinstic": True}, "'determinstic' is not an option of this model"),
+        ({"determinstic": True}, "'determinstic' is not an option of the modules set"),
+        ({"a": 1, "b": 2}, "'a', 'b' are not options"),
         ({"decode": True}, "give batch_size= and max_length="),
         ({"decode": True, "batch_size": 2}, "give batch_size= and max_length="),
         (3, "a mode is 'train', 'eval' or a dict"),
@@ -82,6 +83,24 @@ def test_invalid_modes_say_what_is_wrong_and_how_to_fix_it(model, mode, message)
     with pytest.raises(ModeError, match=message):
         with_mode(model, mode)
     assert model.attention.cached_key is None and not model.attention.decode
+
+
+def test_only_limits_the_options_a_mode_may_name(model):
+    with pytest.raises(ModeError, match="'use_running_average' is not an option of the modules set"):
+        with_mode(model, {"use_running_average": True}, only=nnx.Dropout)
+
+
+def test_a_model_built_for_decoding_takes_the_presets_without_cache_sizes(model):
+    decoding = nnx.view(model, decode=False)
+    decoding.attention.decode = True  # as built with decode=True, before init_cache
+    assert with_mode(decoding, "eval").attention.decode is True
+
+
+def test_cache_sizes_given_anew_make_a_new_cache_on_the_view(model):
+    first = with_mode(model, {"decode": True, "batch_size": 2, "max_length": 5})
+    second = with_mode(first, {"decode": True, "batch_size": 1, "max_length": 3})
+    assert second.attention.cached_key.shape == (1, 3, 2, 4)
+    assert first.attention.cached_key.shape == (2, 5, 2, 4)
 
 
 def test_decode_with_cache_sizes_makes_a_cache_on_the_view_only(model):

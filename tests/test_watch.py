@@ -170,6 +170,26 @@ def test_the_explicit_path_records_summaries_made_in_the_users_step(setup):
     assert w.stream.scalars["loss"].size == 10
 
 
+def test_summaries_with_other_bins_are_refused_with_the_fix(setup):
+    model, _, x, _ = setup
+    summaries = nnx.jit(lambda m, x: {"hidden": summarize(m.hidden(x), bins=8)})(model, x)
+    with watch(bins=16, display=False) as w:
+        with pytest.raises(ValueError, match=r"'hidden' has 8 bins .* summarize\(\.\.\., bins=16\)"):
+            w.update(0, summaries)
+        w.update(1, nnx.jit(lambda m, x: {"hidden": summarize(m.hidden(x), bins=16)})(model, x))
+    assert w.stream.series[("update", "hidden")].size == 1
+
+
+def test_include_selects_the_summaries_an_update_records(setup):
+    model, _, x, _ = setup
+    summaries = nnx.jit(
+        lambda m, x: summarize({"hidden": m.hidden(x), "out": m.second(m.hidden(x))}, bins=16)
+    )(model, x)
+    with watch(bins=16, include="hid", display=False) as w:
+        w.update(0, summaries)
+    assert list(w.stream.series) == [("update", "hidden")]
+
+
 def test_the_view_publishes_at_most_ten_times_a_second(setup):
     model, optimizer, x, y = setup
     step = make_step([])

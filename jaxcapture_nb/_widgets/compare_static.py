@@ -13,7 +13,7 @@ import html
 
 import numpy as np
 
-from jaxcapture_nb._compare import STAT_COLUMNS, Comparison, SiteComparison
+from jaxcapture_nb._compare import SHIFT_NOTE, STAT_COLUMNS, Comparison, SiteComparison
 from jaxcapture_nb._records import number_text
 
 # One colour per mode, in order (sent to js/compare_view.js); colour-blind friendly.
@@ -33,7 +33,7 @@ _COLUMNS = tuple(
 _NAN = STAT_COLUMNS.index("nan")
 _W, _H = 120, 28
 _NOTE = (
-    "shift: earth mover's distance to the first mode's histogram, in pooled standard deviations; "
+    f"{SHIFT_NOTE}; "
     "histograms: share of each mode's values per bin on the site's shared range, square-root scale"
 )
 _CELL = "padding:1px 6px;text-align:right;white-space:nowrap"
@@ -162,7 +162,7 @@ def comparison_html(comparison: Comparison) -> str:
         rows.append('<tr style="border-bottom:1px solid #eee">' + "".join(cells) + "</tr>")
     if not comparison.sites:
         span = 3 + len(modes) * len(_COLUMNS)
-        rows.append(f'<tr><td colspan="{span}">(no site was reached in every mode)</td></tr>')
+        rows.append(f'<tr><td colspan="{span}">(no site was recorded; check include=)</td></tr>')
     return (
         '<div class="jcnb-compare-static" style="font-family:monospace;font-size:12px">'
         f'<div style="margin-bottom:2px">{legend}</div>'

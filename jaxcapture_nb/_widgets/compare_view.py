@@ -15,7 +15,7 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from jaxcapture_nb._compare import STAT_COLUMNS, Comparison
+from jaxcapture_nb._compare import SHIFT_NOTE, STAT_COLUMNS, Comparison
 from jaxcapture_nb._widgets.compare_static import MODE_COLOURS, comparison_html
 from jaxcapture_nb._widgets.front_end import asset, module
 from jaxcapture_nb._widgets.static import with_fallback
@@ -73,6 +73,7 @@ class CompareView(anywidget.AnyWidget):
     _ranges = t.Bytes().tag(sync=True)  # float64 [sites, 2]: lo, hi
     _shifts = t.Bytes().tag(sync=True)  # float64 [sites, modes]
     _bins = t.Int(0).tag(sync=True)
+    _note = t.Unicode(SHIFT_NOTE).tag(sync=True)
 
     def __init__(self, comparison: Comparison, **kwargs: Any):
         self._comparison = comparison

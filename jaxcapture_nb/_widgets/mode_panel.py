@@ -11,7 +11,7 @@ breaks ``panel.model``.
 
 from __future__ import annotations
 
-import html
+import collections
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -24,6 +24,7 @@ from flax import nnx
 
 from jaxcapture_nb._modes import PRESETS, ModeError, ModuleOptions, ViewOption, view_options, with_mode
 from jaxcapture_nb._widgets.front_end import asset, module
+from jaxcapture_nb._widgets.mode_static import OptionRow, panel_html, panel_text
 from jaxcapture_nb._widgets.static import with_fallback
 
 _TAKES = {
@@ -82,12 +83,18 @@ def _class_ref(cls: type) -> str:
     return f"nnx.{cls.__name__}" if getattr(nnx, cls.__name__, None) is cls else cls.__qualname__
 
 
-def _group_json(group: ModuleOptions) -> dict[str, Any]:
+def _labelled(groups: list[ModuleOptions]) -> dict[str, ModuleOptions]:
+    """Groups by class name; by module and name where two classes share a name."""
+    counts = collections.Counter(g.name for g in groups)
+    return {g.name if counts[g.name] == 1 else f"{g.cls.__module__}.{g.name}": g for g in groups}
+
+
+def _group_json(label: str, group: ModuleOptions) -> dict[str, Any]:
     def current(value: Any) -> Any:
         return None if isinstance(value, float) and not math.isfinite(value) else value
 
     return {
-        "name": group.name,
+        "name": label,
         "ref": _class_ref(group.cls),
         "paths": list(group.paths),
         "options": [
@@ -126,9 +133,9 @@ class ModePanel(ipywidgets.VBox):
             self._view = model
             controls = _ModeControls(_linen=self._linen)
         else:
-            self._groups = {g.name: g for g in view_options(model)}  # TypeError if not a module
+            self._groups = _labelled(view_options(model))  # TypeError if not a module
             self._view = nnx.view(model)
-            controls = _ModeControls(_groups=[_group_json(g) for g in self._groups.values()])
+            controls = _ModeControls(_groups=[_group_json(label, g) for label, g in self._groups.items()])
         self._controls = controls
         controls._code = self._code_text()
         controls.observe(self._on_values, "_values")
@@ -219,11 +226,11 @@ class ModePanel(ipywidgets.VBox):
         if name not in PRESETS:
             raise ModeError(f"unknown preset {name!r}: use 'train', 'eval' or 'reset'")
         values = self._shown_values()
-        for group in self._groups.values():
+        for label, group in self._groups.items():
             offered = {o.name for o in group.options}
             preset = {k: v for k, v in PRESETS[name].items() if k in offered}
             if preset:
-                values.setdefault(group.name, {}).update(preset)
+                values.setdefault(label, {}).update(preset)
         return values
 
     def _normalized(self, values: Any) -> dict[str, dict[str, Any]]:
@@ -259,10 +266,7 @@ class ModePanel(ipywidgets.VBox):
         view = self.original
         for name, group in self._groups.items():
             if name in settings:
-                try:
-                    view = with_mode(view, settings[name], only=group.cls)
-                except (TypeError, ValueError) as e:  # ModeError is a ValueError
-                    raise e if isinstance(e, ModeError) else ModeError(f"{name}: {e}") from None
+                view = with_mode(view, settings[name], only=group.cls)
         return nnx.view(view) if view is self.original and not self._linen else view
 
     def _apply(self, values: Any, *, strict: bool) -> None:
@@ -329,65 +333,29 @@ class ModePanel(ipywidgets.VBox):
             lines += _cache_lines(group, chosen, self.original)
         return "\n".join(lines) or "view = nnx.view(model)"
 
-    def _rows(self) -> list[tuple[str, str, str, str, bool]]:
-        """(class, option, value, via, set here) for every option, in the panel's order."""
+    def _rows(self) -> list[OptionRow]:
+        """Every option, in the panel's order, with its value in the current view."""
         rows = []
         for name, group in self._groups.items():
             chosen = self._settings.get(name, {})
             for o in group.options:
                 value = chosen.get(o.name, o.current)
-                rows.append((name, o.name, repr(value), o.via, o.name in chosen))
+                rows.append(OptionRow(name, o.name, repr(value), o.via, o.name in chosen))
         return rows
 
     def __repr__(self) -> str:
-        return self._text()
+        return self._static(panel_text)
 
-    def _text(self) -> str:
+    def _static(self, render: Callable[..., str]) -> str:
         title = f"ModePanel of {type(self.original).__name__}"
-        if self._linen:
-            return f"{title}\n{self._linen}"
-        rows = [("class", "option", "value", "via")] + [
-            (c, o, v + (" *" if s else ""), via) for c, o, v, via, s in self._rows()
-        ]
-        if len(rows) == 1:
-            return f"{title}: no module offers view options"
-        widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        lines = [f"{title} (* set in the panel)"]
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-        lines += ["", self._controls._code]
-        if self.error:
-            lines.append(f"error: {self.error}")
-        return "\n".join(lines)
-
-    def _html(self) -> str:
-        esc = html.escape
-        title = f"<div><b>ModePanel of {esc(type(self.original).__name__)}</b></div>"
-        if self._linen:
-            return f'<div class="jcnb-modes-static">{title}<p>{esc(self._linen)}</p></div>'
-        cells = "".join(
-            f"<tr><td>{esc(c)}</td><td>{esc(o)}</td><td>{'<b>' + esc(v) + '</b> (set)' if s else esc(v)}</td>"
-            f"<td>{esc(via)}</td></tr>"
-            for c, o, v, via, s in self._rows()
-        )
-        header = "".join(
-            f'<th style="text-align:left;padding-right:12px">{h}</th>'
-            for h in ("class", "option", "value", "via")
-        )
-        error = (
-            f'<div style="color:#900;background:#fde8e8;padding:4px">{esc(self.error)}</div>'
-            if self.error
-            else ""
-        )
-        return (
-            f'<div class="jcnb-modes-static" style="font-family:monospace;font-size:12px">{title}'
-            f'<table style="border-collapse:collapse"><thead><tr>{header}</tr></thead><tbody>{cells}</tbody></table>'
-            f"<pre>{esc(self._controls._code)}</pre>{error}</div>"
-        )
+        return render(title, self._linen, self._rows(), self._controls._code, self.error)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         # ipywidgets returns the data dict alone, without metadata.
         data = super()._repr_mimebundle_(**kwargs)
-        return with_fallback(None if data is None else (data, {}), self._text(), self._html())
+        return with_fallback(
+            None if data is None else (data, {}), self._static(panel_text), self._static(panel_html)
+        )
 
 
 def _without_unset(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -76,9 +76,13 @@ def test_toggles_change_the_kernels_view_and_the_comparison_renders_sorted(open_
     page.wait_for_selector(".jcnb-modes-error[hidden]", state="attached")
 
     # The compare action runs the registered function and shows its result, largest shift first.
-    page.click("button.jcnb-modes-action[data-action=compare]")
+    compare = "button.jcnb-modes-action[data-action=compare]"
+    assert page.get_attribute(compare, "title") == "Run the compare function on the current view"
+    page.click(compare)
     view = page.wait_for_selector(".jcnb-compare.jcnb-ready", timeout=120_000)
     view.scroll_into_view_if_needed()
+    assert page.text_content(".jcnb-cmp-note").startswith("shift: earth mover's distance")
+    screenshot(page, "compare_view_header")
     rows = page.eval_on_selector_all(
         ".jcnb-compare [data-site]", "rows => rows.map(r => [r.dataset.site, Number(r.dataset.shift)])"
     )

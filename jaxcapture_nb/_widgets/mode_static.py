@@ -1,0 +1,70 @@
+"""The plain-text and script-free HTML of a mode panel, saved with a notebook.
+
+A row per option: its class, name, value (marked when set in the panel) and
+how it is set (``view`` or ``attribute``), then the Flax code of the view and
+any error. Names come from user code, so the HTML escapes every one.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import NamedTuple
+
+_COLUMNS = ("class", "option", "value", "via")
+
+
+class OptionRow(NamedTuple):
+    """One option as the saved panel shows it."""
+
+    cls: str
+    option: str
+    value: str  # repr of the value
+    via: str
+    set_here: bool
+
+
+def panel_text(title: str, note: str, rows: list[OptionRow], code: str, error: str) -> str:
+    """The plain-text panel; ``note`` (e.g. for Linen modules) replaces the table when given.
+
+    Example:
+      >>> print(panel_text("ModePanel of Net", "", [OptionRow("Dropout", "deterministic", "True", "view", True)],
+      ...                  "view = nnx.view(model, only=nnx.Dropout, deterministic=True)", ""))
+      ModePanel of Net (* set in the panel)
+      class    option         value   via
+      Dropout  deterministic  True *  view
+      <BLANKLINE>
+      view = nnx.view(model, only=nnx.Dropout, deterministic=True)
+    """
+    if note:
+        return f"{title}\n{note}"
+    if not rows:
+        return f"{title}: no module offers view options"
+    table = [_COLUMNS] + [(r.cls, r.option, r.value + (" *" if r.set_here else ""), r.via) for r in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(_COLUMNS))]
+    lines = [f"{title} (* set in the panel)"]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
+    lines += ["", code]
+    if error:
+        lines.append(f"error: {error}")
+    return "\n".join(lines)
+
+
+def panel_html(title: str, note: str, rows: list[OptionRow], code: str, error: str) -> str:
+    """The same as :func:`panel_text`, as an HTML table with inline styles."""
+    esc = html.escape
+    heading = f"<div><b>{esc(title)}</b></div>"
+    if note:
+        return f'<div class="jcnb-modes-static">{heading}<p>{esc(note)}</p></div>'
+    cells = "".join(
+        f"<tr><td>{esc(r.cls)}</td><td>{esc(r.option)}</td>"
+        f"<td>{'<b>' + esc(r.value) + '</b> (set)' if r.set_here else esc(r.value)}</td>"
+        f"<td>{esc(r.via)}</td></tr>"
+        for r in rows
+    )
+    header = "".join(f'<th style="text-align:left;padding-right:12px">{c}</th>' for c in _COLUMNS)
+    error_box = f'<div style="color:#900;background:#fde8e8;padding:4px">{esc(error)}</div>' if error else ""
+    return (
+        f'<div class="jcnb-modes-static" style="font-family:monospace;font-size:12px">{heading}'
+        f'<table style="border-collapse:collapse"><thead><tr>{header}</tr></thead><tbody>{cells}</tbody></table>'
+        f"<pre>{esc(code)}</pre>{error_box}</div>"
+    )
