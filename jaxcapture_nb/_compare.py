@@ -27,7 +27,7 @@ from flax import nnx
 from jaxcapture_nb._capture import Capture, capture
 from jaxcapture_nb._modes import Mode, mode_label, with_mode
 from jaxcapture_nb._records import Record, _type_name, flat_stats, number_text
-from jaxcapture_nb._summary import DEFAULT_BINS
+from jaxcapture_nb._summary import DEFAULT_BINS, _edges, _histogram
 
 # Statistics shown side by side, in this order (shared with js/compare_view.js).
 STAT_COLUMNS = ("mean", "std", "min", "max", "zero_pct", "nan")
@@ -137,16 +137,13 @@ def _shared_histograms(values: tuple[jax.Array, ...], bins: int) -> tuple[jax.Ar
     flat = [jnp.ravel(v).astype(jnp.float32) for v in values]
     lo = jnp.min(jnp.stack([jnp.min(jnp.where(jnp.isfinite(v), v, jnp.inf)) for v in flat]))
     hi = jnp.max(jnp.stack([jnp.max(jnp.where(jnp.isfinite(v), v, -jnp.inf)) for v in flat]))
-    lo = jnp.where(jnp.isfinite(lo), lo, 0.0)
-    hi = jnp.where(jnp.isfinite(hi), hi, 0.0)
-    # A constant site still gets a bin of non-zero width.
-    pad = jnp.where(hi > lo, 0.0, jnp.maximum(jnp.abs(lo), 1.0) * 0.5)
-    lo, hi = lo - pad, hi + pad
+    lo, hi = _edges(lo, hi)
     scale = bins / (hi - lo)
     hists = []
     for v in flat:
         index = jnp.clip(jnp.floor((v - lo) * scale), 0, bins - 1).astype(jnp.int32)
-        hists.append(jnp.zeros(bins, jnp.int32).at[index].add(jnp.isfinite(v).astype(jnp.int32)))
+        # Non-finite values go to one extra slot, left out of the counts.
+        hists.append(_histogram(jnp.where(jnp.isfinite(v), index, bins), bins + 1)[:bins])
     return jnp.stack(hists), lo, hi
 
 
@@ -178,35 +175,31 @@ def _site_name(key: tuple[Any, ...], calls: int) -> str:
     return f"{label}#{call}" if calls > 1 else label
 
 
+def _has_stats(record: Record | None) -> bool:
+    return record is not None and record.summary is not None and record.summary.reason is None
+
+
 def _stats_row(record: Record | None) -> list[float]:
-    if record is None or record.summary is None or record.summary.reason is not None:
+    if not _has_stats(record):
         return [math.nan] * len(STAT_COLUMNS)
     stats = flat_stats(record.summary)
     return [float(stats[c]) for c in STAT_COLUMNS]
 
 
-def _compare_site(key: tuple[Any, ...], found: list[Record | None], calls: int, bins: int) -> SiteComparison:
+def _compare_site(
+    key: tuple[Any, ...], found: list[Record | None], calls: int, shared: Any, bins: int
+) -> SiteComparison:
+    """One site from its records per mode and its fetched shared histograms (None without any)."""
     stats = np.array([_stats_row(r) for r in found])
-    arrays = tuple(
-        r.value for r in found if r is not None and r.summary is not None and r.summary.reason is None
-    )
-    complete = len(arrays) == len(found)
-    if arrays:
-        hists, lo, hi = jax.device_get(_shared_histograms(arrays, bins))
-        lo, hi = float(lo), float(hi)
-    else:
-        hists, lo, hi = np.zeros((0, bins), np.int32), 0.0, 0.0
-    if complete:
+    hists, lo, hi = shared if shared is not None else (np.zeros((0, bins), np.int32), 0.0, 0.0)
+    lo, hi = float(lo), float(hi)
+    usable = [i for i, r in enumerate(found) if _has_stats(r)]
+    if len(usable) == len(found):
         shifts = _shift_scores(np.asarray(hists), lo, hi, stats[:, 1])
     else:
         shifts = np.full(len(found), math.nan)
         full = np.zeros((len(found), bins), np.int32)
-        rows = [
-            i
-            for i, r in enumerate(found)
-            if r is not None and r.summary is not None and r.summary.reason is None
-        ]
-        full[rows] = hists
+        full[usable] = hists
         hists = full
     return SiteComparison(
         site=_site_name(key, calls),
@@ -228,7 +221,20 @@ def _compare_captures(modes: list[str], captures: dict[str, Capture], bins: int)
     calls: dict[tuple[Any, ...], int] = {}
     for path, name, var_type, _ in keys:
         calls[(path, name, var_type)] = calls.get((path, name, var_type), 0) + 1
-    sites = [_compare_site(key, [keyed.get(key) for keyed in per_mode], calls[key[:3]], bins) for key in keys]
+    found = [[keyed.get(key) for keyed in per_mode] for key in keys]
+    # Every site's histograms are dispatched first and fetched in one transfer.
+    shared = jax.device_get(
+        [
+            _shared_histograms(tuple(r.value for r in records if _has_stats(r)), bins)
+            if any(map(_has_stats, records))
+            else None
+            for records in found
+        ]
+    )
+    sites = [
+        _compare_site(key, records, calls[key[:3]], site_shared, bins)
+        for key, records, site_shared in zip(keys, found, shared, strict=True)
+    ]
     # Largest shift first; sites that cannot be scored (missing in a mode) last.
     return sorted(sites, key=lambda s: (math.isnan(s.shift), -s.shift if not math.isnan(s.shift) else 0.0))
 

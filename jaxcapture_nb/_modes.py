@@ -227,6 +227,28 @@ def _scoped(only: Any, needs_set_view: bool) -> Callable[[Any, Any], bool]:
     return lambda path, node: hasattr(node, "set_view") == needs_set_view and in_scope(path, node)
 
 
+def preset_settings(preset: str, offered: set[str]) -> dict[str, bool]:
+    """What a preset sets among the ``offered`` options.
+
+    Like ``Module.train()``/``eval()``, it sets what the modules have and skips the rest.
+
+    Example:
+      >>> preset_settings("eval", {"deterministic", "decode"})
+      {'deterministic': True}
+    """
+    return {k: v for k, v in PRESETS[preset].items() if k in offered}
+
+
+def batch_dims(batch_size: int | Sequence[int]) -> tuple[int, ...]:
+    """The leading cache dimensions a ``batch_size`` option stands for.
+
+    Example:
+      >>> batch_dims(2), batch_dims([1, 2])
+      ((2,), (1, 2))
+    """
+    return (batch_size,) if isinstance(batch_size, int) else tuple(batch_size)
+
+
 def _resolve(mode: Mode, groups: Sequence[ModuleOptions]) -> dict[str, Any]:
     offered = {o.name for g in groups for o in g.options}
     if isinstance(mode, str):
@@ -234,8 +256,7 @@ def _resolve(mode: Mode, groups: Sequence[ModuleOptions]) -> dict[str, Any]:
             raise ModeError(
                 f"unknown mode {mode!r}: use 'train', 'eval', or a dict of options such as {{'deterministic': True}}"
             )
-        # Like Module.train()/eval(): set what the model has, skip the rest.
-        return {k: v for k, v in PRESETS[mode].items() if k in offered}
+        return preset_settings(mode, offered)
     if not isinstance(mode, Mapping):
         raise ModeError(f"a mode is 'train', 'eval' or a dict of view options, got {type(mode).__name__}")
     unknown = sorted(set(mode) - offered)
@@ -274,8 +295,9 @@ def _check_caches(view: nnx.Module, settings: Mapping[str, Any], only: Any) -> N
         # set_view only builds the cache when the attribute is missing, but
         # MultiHeadAttention always has it (as None), and sizes given anew
         # mean a new cache: build it on the view, where the model keeps its own.
-        batch = (batch_size,) if isinstance(batch_size, int) else tuple(batch_size)
-        module.init_cache((*batch, max_length, module.in_features), module.dtype or "float32")
+        module.init_cache(
+            (*batch_dims(batch_size), max_length, module.in_features), module.dtype or "float32"
+        )
 
 
 def with_mode(model: nnx.Module, mode: Mode, *, only: Any = None) -> nnx.Module:

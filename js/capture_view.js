@@ -115,14 +115,8 @@ function render({ model, el }) {
   }
 
   function recompute() {
-    let pattern = null;
-    filter.classList.remove("jcnb-bad");
-    try {
-      pattern = filter.value ? new RegExp(filter.value) : null;
-    } catch {
-      filter.classList.add("jcnb-bad");
-    }
-    order = sites.map((_, i) => i).filter((i) => !pattern || pattern.test(`${sites[i].path}.${sites[i].name}`));
+    const matches = siteMatcher(filter);
+    order = sites.map((_, i) => i).filter((i) => matches(`${sites[i].path}.${sites[i].name}`));
     if (!sortKey) {
       // Default: grouped by module path, groups in order of first appearance,
       // execution order within a group.

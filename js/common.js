@@ -46,3 +46,24 @@ function sized(canvas, w, hgt) {
   return ctx;
 }
 
+
+/**
+ * What a site filter box selects: its text as a regular expression, or as
+ * plain text when it is not one (the box is then marked and says so).
+ * @param {HTMLInputElement} filter
+ * @returns {(label: string) => boolean}
+ */
+function siteMatcher(filter) {
+  filter.classList.remove("jcnb-bad");
+  filter.title = "";
+  const text = filter.value;
+  if (!text) return () => true;
+  try {
+    const re = new RegExp(text);
+    return (label) => re.test(label);
+  } catch {
+    filter.classList.add("jcnb-bad");
+    filter.title = "not a regular expression: matching as plain text";
+    return (label) => label.includes(text);
+  }
+}

@@ -258,22 +258,10 @@ function render({ model, el }) {
   }
 
   function applyFilter() {
-    let test = (/** @type {string} */ s) => s.includes(filter.value);
-    filter.classList.remove("jcnb-bad");
-    filter.title = "";
-    if (filter.value) {
-      try {
-        const re = new RegExp(filter.value);
-        test = (s) => re.test(s);
-      } catch {
-        // Not a regular expression: match it as plain text, and say so.
-        filter.classList.add("jcnb-bad");
-        filter.title = "not a regular expression: matching as plain text";
-      }
-    }
+    const matches = siteMatcher(filter);
     let shown = 0;
     for (const row of rows) {
-      row.hidden = !test(row.dataset.site ?? "");
+      row.hidden = !matches(row.dataset.site ?? "");
       shown += row.hidden ? 0 : 1;
     }
     root.dataset.visibleRows = String(shown);

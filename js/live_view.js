@@ -204,15 +204,6 @@ function render({ model, el }) {
     });
   }
 
-  function matches(/** @type {string} */ label) {
-    if (!filter.value) return true;
-    try {
-      return new RegExp(filter.value).test(label);
-    } catch {
-      return label.includes(filter.value);
-    }
-  }
-
   function drawGrid() {
     const meta = model.get("_sites");
     while (grid.children.length < meta.length) {
@@ -224,6 +215,7 @@ function render({ model, el }) {
       card.append(title, kind, h("canvas", "jcnb-live-over"), h("canvas", "jcnb-live-traces"));
       grid.append(card);
     }
+    const matches = siteMatcher(filter);
     meta.forEach((site, i) => {
       const card = /** @type {HTMLElement} */ (grid.children[i]);
       card.hidden = !matches(site.label);

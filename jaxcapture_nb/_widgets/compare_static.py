@@ -19,17 +19,7 @@ from jaxcapture_nb._records import number_text
 # One colour per mode, in order (sent to js/compare_view.js); colour-blind friendly.
 MODE_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d")
 # The statistics of each mode, as (index in STAT_COLUMNS, header).
-_COLUMNS = tuple(
-    (STAT_COLUMNS.index(c), name)
-    for c, name in (
-        ("mean", "mean"),
-        ("std", "std"),
-        ("min", "min"),
-        ("max", "max"),
-        ("zero_pct", "zeros%"),
-        ("nan", "nan"),
-    )
-)
+_COLUMNS = tuple(enumerate("zeros%" if c == "zero_pct" else c for c in STAT_COLUMNS))
 _NAN = STAT_COLUMNS.index("nan")
 _W, _H = 120, 28
 _NOTE = (

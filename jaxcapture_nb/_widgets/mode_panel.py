@@ -22,7 +22,16 @@ import traitlets as t
 from flax import linen as nn
 from flax import nnx
 
-from jaxcapture_nb._modes import PRESETS, ModeError, ModuleOptions, ViewOption, view_options, with_mode
+from jaxcapture_nb._modes import (
+    PRESETS,
+    ModeError,
+    ModuleOptions,
+    ViewOption,
+    batch_dims,
+    preset_settings,
+    view_options,
+    with_mode,
+)
 from jaxcapture_nb._widgets.front_end import asset, module
 from jaxcapture_nb._widgets.mode_static import OptionRow, panel_html, panel_text
 from jaxcapture_nb._widgets.static import with_fallback
@@ -228,7 +237,7 @@ class ModePanel(ipywidgets.VBox):
         values = self._shown_values()
         for label, group in self._groups.items():
             offered = {o.name for o in group.options}
-            preset = {k: v for k, v in PRESETS[name].items() if k in offered}
+            preset = preset_settings(name, offered)
             if preset:
                 values.setdefault(label, {}).update(preset)
         return values
@@ -378,13 +387,12 @@ def _cache_lines(group: ModuleOptions, chosen: Mapping[str, Any], model: nnx.Mod
     batch, length = chosen.get("batch_size"), chosen.get("max_length")
     if batch is None or length is None:
         return []
-    batch = (batch,) if isinstance(batch, int) else tuple(batch)
     dtypes = {getattr(m, "dtype", None) for _, m in nnx.iter_modules(model) if type(m) is group.cls}
     dtype = ", m.dtype" if dtypes - {None} else ""
     return [
         "for _, m in nnx.iter_modules(view):  # set_view leaves an existing empty cache as it is",
         f"    if isinstance(m, {_class_ref(group.cls)}):",
-        f"        m.init_cache(({', '.join(map(str, batch))}, {length}, m.in_features){dtype})",
+        f"        m.init_cache(({', '.join(map(str, batch_dims(batch)))}, {length}, m.in_features){dtype})",
     ]
 
 

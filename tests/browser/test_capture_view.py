@@ -76,6 +76,10 @@ def test_rows_histogram_heatmap_filter_escaping_and_nonfinite_flag(open_notebook
     page.wait_for_selector(".jcnb-root[data-visible-rows='1']")
     assert page.eval_on_selector_all(".jcnb-body-row", "rows => rows.length") == 1
     screenshot(page, "capture_view_filtered")
+    # Text that is not a regular expression is matched as it is, and the box says so.
+    page.fill(".jcnb-filter", "head(")
+    page.wait_for_selector(".jcnb-root[data-visible-rows='0']")
+    assert "plain text" in page.get_attribute(".jcnb-filter.jcnb-bad", "title")
 
 
 def test_a_thousand_sites_render_only_the_visible_rows(open_notebook):
