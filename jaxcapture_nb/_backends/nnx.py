@@ -38,6 +38,7 @@ import jax.numpy as jnp
 from flax import nnx
 from flax.nnx import pytreelib
 
+from jaxcapture_nb._backends.nnx_modules import iter_modules
 from jaxcapture_nb._recorder import Recorder
 from jaxcapture_nb._records import Gradient
 from jaxcapture_nb._summary import packed_summary, summarize, unpack_summary
@@ -259,18 +260,6 @@ def _tapped_backward(site, _, cotangent):
 _tapped.defvjp(_tapped_forward, _tapped_backward)
 
 
-def _iter_modules(model: nnx.Module) -> list[tuple[tuple[Any, ...], nnx.Module]]:
-    """``nnx.iter_modules``, in Flax's ~3x faster tree mode when it applies.
-
-    Tree mode refuses models that share a submodule (or a Variable) between
-    two places; graph mode handles them, listing each module once.
-    """
-    try:
-        return list(nnx.iter_modules(model, graph=False))
-    except ValueError:
-        return list(nnx.iter_modules(model, graph=True))
-
-
 def _warn_sowed_attributes(modules, var_types) -> None:
     for path, module in modules:
         for attr, value in vars(module).items():
@@ -356,7 +345,7 @@ class NnxCapture:
         # nnx.List/nnx.Dict are containers: they never sow, and an attribute
         # next to their integer keys would break Flax's sorting of state paths.
         modules = [
-            (path, m) for path, m in _iter_modules(self.model) if not isinstance(m, (Sequence, Mapping))
+            (path, m) for path, m in iter_modules(self.model) if not isinstance(m, (Sequence, Mapping))
         ]
         for path, module in modules:
             if "__captures__" in vars(module):
