@@ -1,16 +1,20 @@
 """Stream: the bounded history of summaries that :func:`watch` records.
 
 A backend hook or a host callback calls :meth:`Stream.add` with a summary
-(or, for eager sows, an array); the training loop's own values arrive through
-:meth:`Stream.log` and :meth:`Stream.update` as device arrays, which are not
-read on the loop's thread: :meth:`Stream.settle`, called from a background
-thread, fetches them. Every site keeps a ring of at most ``keep_steps`` rows;
-when it fills, every second row is dropped, so old steps thin out while the
-latest are all kept and memory stays flat however long training runs.
+(or, for eager sows, an array), and a compiled step's sows arrive through
+:meth:`Stream.add_row` as packed summary rows still on the device; the
+training loop's own values arrive through :meth:`Stream.log` and
+:meth:`Stream.update` as device arrays too. Nothing is read on the loop's
+thread: :meth:`Stream.settle`, called from a background thread, fetches it.
+Every site keeps a ring of at most ``keep_steps`` rows; when it fills, every
+second row is dropped, so old steps thin out while the latest are all kept
+and memory stays flat however long training runs.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import threading
 import time
 from typing import Any
@@ -85,6 +89,15 @@ def _packable(value: Any) -> bool:
         and not isinstance(value.hist, jax.core.Tracer)
         and value.hist.ndim == 1
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Row:
+    """A packed summary row on the device, and the shape and dtype of the array it describes."""
+
+    row: Any
+    shape: tuple[int, ...]
+    dtype: Any
 
 
 class SiteSeries:
@@ -166,6 +179,8 @@ class Stream:
         self.scalars: dict[str, SiteSeries] = {}
         self.version = 0  # changes whenever rows were dropped
         self.first_nonfinite: tuple[str, int] | None = None
+        self._first_nonfinite_at: tuple[int, int] | None = None  # (step, order within the step)
+        self._arrivals = itertools.count()
         self.started = time.perf_counter()
         self.lock = threading.RLock()
         self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
@@ -178,10 +193,10 @@ class Stream:
         return bool(self._accepts_site(site_label(path, name)))
 
     def add_drain(self, drain: Any) -> None:
-        """Nothing to drain: streamed values arrive by callback."""
+        """Nothing to drain: streamed values arrive as compiled calls return, or by callback."""
 
     def drain(self) -> None:
-        """Nothing to drain: streamed values arrive by callback."""
+        """Nothing to drain: streamed values arrive as compiled calls return, or by callback."""
 
     def add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
         """Records one value or summary of a site (thread-safe)."""
@@ -189,6 +204,25 @@ class Stream:
             return
         kind = getattr(var_type, "__name__", str(var_type))
         self._ingest((path, kind, name), site_label(path, name), kind, value)
+
+    def add_row(
+        self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int
+    ) -> None:
+        """Records a packed summary row a compiled step left; it is fetched in :meth:`settle`.
+
+        Args:
+          path: the module path of the site.
+          var_type: the Variable type it was sowed as.
+          name: the sow name.
+          row: the packed row (see ``packed_summary``), still on the device.
+          layout: the shape and dtype of the summarized array.
+          order: when the site was sowed in the step's trace; among sites
+            that hold a NaN in the same step, the earliest is flagged.
+        """
+        if not self.accepts(path, name):
+            return
+        kind = getattr(var_type, "__name__", str(var_type))
+        self._ingest((path, kind, name), site_label(path, name), kind, _Row(row, *layout), order=order)
 
     # -- what the training loop hands over ----------------------------------------
 
@@ -270,14 +304,17 @@ class Stream:
             if series.append_row(step, row, np.ones(1, np.int32)):
                 self.version += 1
 
-    def _ingest(self, key: Any, label: str, kind: str, value: Any, step: int | None = None) -> None:
+    def _ingest(
+        self, key: Any, label: str, kind: str, value: Any, step: int | None = None, order: int | None = None
+    ) -> None:
         """Counts a value and queues it if it is to be recorded.
 
         Host callbacks call this from the runtime's thread while the device
-        waits for them, so only cheap bookkeeping happens here; statistics
-        and rows are made in :meth:`settle`.
+        waits for them, and compiled steps' rows arrive on the loop's thread,
+        so only cheap bookkeeping happens here; statistics and rows are made
+        in :meth:`settle`.
         """
-        if not isinstance(value, Summary | jax.Array | np.ndarray):
+        if not isinstance(value, Summary | _Row | jax.Array | np.ndarray):
             return
         with self.lock:
             series = self.series.get(key)
@@ -288,25 +325,35 @@ class Stream:
             if call % self.every:
                 return
             step = call if step is None else step
-            self._arrived.append((series, step, value))
-            if self.first_nonfinite is None and isinstance(value, Summary) and value.reason is None:
+            order = next(self._arrivals) if order is None else order
+            self._arrived.append((series, step, order, value))
+            if isinstance(value, Summary) and value.reason is None:
                 if int(np.sum(value.nan_count) + np.sum(value.posinf_count) + np.sum(value.neginf_count)):
-                    self.first_nonfinite = (_flag_name(series), step)
+                    self._flag(series, step, order)
+
+    def _flag(self, series: SiteSeries, step: int, order: int) -> None:
+        """Notes a site that held a NaN or Inf, keeping the earliest step and, within it, site."""
+        if self._first_nonfinite_at is None or (step, order) < self._first_nonfinite_at:
+            self._first_nonfinite_at = (step, order)
+            self.first_nonfinite = (_flag_name(series), step)
 
     def _record_arrived(self) -> None:
         with self.lock:
             arrived, self._arrived = self._arrived, []
-        for series, step, value in arrived:
-            if not isinstance(value, Summary):
+        # The rows compiled steps left come to the host in one transfer.
+        rows = iter(jax.device_get([value.row for *_, value in arrived if isinstance(value, _Row)]))
+        for series, step, order, value in arrived:
+            if isinstance(value, _Row):
+                value = unpack_summary(next(rows), value.shape, value.dtype)
+            elif not isinstance(value, Summary):
                 value = summarize(value, bins=self.bins)
             if value.reason is not None:
                 continue
             with self.lock:
                 if series.append(step, value):
                     self.version += 1
-                row = series.stats[series.size - 1]
-                if self.first_nonfinite is None and row[5:8].sum() > 0:
-                    self.first_nonfinite = (_flag_name(series), step)
+                if series.stats[series.size - 1, 5:8].sum() > 0:
+                    self._flag(series, step, order)
 
     # -- reading -----------------------------------------------------------------
 

@@ -204,7 +204,9 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
     shape, dtype = tuple(x.shape), str(x.dtype)
     if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
         return _no_summary(x, "PRNG key array: its bits are not numbers")
-    v, note = _as_real_float32(jnp.asarray(x))
+    # Summaries observe a value and are never differentiated: a sow inside
+    # nnx.grad would otherwise carry tangents through every summary op.
+    v, note = _as_real_float32(jax.lax.stop_gradient(jnp.asarray(x)))
 
     # These four reductions share one read of the data (XLA fuses sibling
     # reductions that do not depend on each other). Vectorized min/max may
@@ -368,14 +370,19 @@ def packed_summary(x: jax.Array, bins: int) -> jax.Array:
 
 
 def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summary:
-    """The host :class:`Summary` of a packed row, for an array of ``shape`` and ``dtype``."""
+    """The host :class:`Summary` of a packed row, for an array of ``shape`` and ``dtype``.
+
+    Rows stacked by ``scan`` or ``vmap`` (leading axes) give a stacked summary.
+    """
     row = np.asarray(row, np.int32)
     counts_end = len(_FLOAT_FIELDS) + len(_INT_FIELDS)
-    floats = row[: len(_FLOAT_FIELDS)].view(np.float32)
+    floats = row[..., : len(_FLOAT_FIELDS)].view(np.float32)
+    ints = row[..., len(_FLOAT_FIELDS) : counts_end]
     return Summary(
-        **dict(zip(_FLOAT_FIELDS, floats, strict=True)),
-        **dict(zip(_INT_FIELDS, row[len(_FLOAT_FIELDS) : counts_end], strict=True)),
-        hist=row[counts_end:],
+        # [()] makes the fields of a single row scalars, as summarize() gives them.
+        **{f: floats[..., i][()] for i, f in enumerate(_FLOAT_FIELDS)},
+        **{f: ints[..., i][()] for i, f in enumerate(_INT_FIELDS)},
+        hist=row[..., counts_end:],
         shape=tuple(shape),
         dtype=str(dtype),
         note=_note(dtype),

@@ -2,15 +2,22 @@
 
 How values leave an unchanged ``nnx.jit`` step: inside the block every
 submodule carries a streaming sink. When the step is traced, each ``sow``
-(and, with ``grads=True``, each ``perturb`` and the gradient reaching it)
-summarizes its value on the device and passes the summary, packed in one
-small array, to ``jax.debug.callback``. Nothing is added to the model's
-state, so the step is traced once and every later call reuses the compiled
-program. The callback only counts the value and queues it; statistics, rows
-and updates of the :class:`LiveView` are made by a background thread at most
-ten times a second, so the loop never waits for the view or the browser.
-(On the CPU a program with host callbacks runs synchronously: each call
-returns when its step is done.)
+summarizes its value on the device and stores the summary, packed in one
+small row, in the sink, which is part of the module's state; ``nnx.jit``
+carries the rows out as outputs. As the call returns, the sink is rebuilt
+around the new rows and hands them, still on the device, to the stream. The
+rows stay in the state and the next call takes them in and replaces them,
+so the step is traced twice (the first call's input had no rows) and then
+reused. The loop never waits: the rows are fetched, many steps at a time,
+by a background thread that also refreshes the :class:`LiveView` at most
+ten times a second.
+
+Host callbacks were the other way out, but on the CPU a program with a
+host callback runs synchronously, so the loop could no longer queue the next
+step while the device ran this one; that cost more than the summaries. Only
+gradients need callbacks (a backward pass has no state to carry them), so
+with ``grads=True`` the values, the perturbed values and their gradients
+all travel by ``jax.debug.callback``, and arrive in execution order.
 """
 
 from __future__ import annotations
@@ -114,6 +121,10 @@ class Watch:
         self._check()
 
     def _check(self) -> None:
+        if self.stop_on_nonfinite and not self._raised:
+            # Stopping at the first NaN needs this step's rows now, which
+            # waits for the step; without stop_on_nonfinite nothing waits.
+            self.stream.settle()
         found = self.stream.first_nonfinite
         if self.stop_on_nonfinite and found is not None and not self._raised:
             self._raised = True
@@ -159,10 +170,13 @@ def watch(
                 loss = train_step(model, optimizer, batch)  # an unchanged @nnx.jit step
                 w.log(step=step, loss=loss)                  # optional scalars
 
-    Summaries are computed inside the compiled step, on the device; only
-    their small arrays reach the host, by callback, so the step is traced
-    once and the loop never waits for the host or the browser. Without a
-    model, hand the view your own summaries with ``w.update(step, tree)``.
+    Summaries are computed inside the compiled step, on the device, and
+    only their small rows reach the host, fetched off the loop's thread: the
+    step is traced twice (the first call leaves rows in the model's state
+    that later calls take in) and the loop never waits for the host or the
+    browser. ``grads=True`` sends values by host callback instead, which on
+    a CPU makes each call wait for its step. Without a model, hand the view
+    your own summaries with ``w.update(step, tree)``.
 
     Args:
       model: the ``flax.nnx.Module`` whose sows to stream, or None.
@@ -172,7 +186,8 @@ def watch(
         gradient that reaches it in the step's backward pass.
       stop_on_nonfinite: raise :class:`NonFiniteError` naming the first site
         and step that held a NaN or Inf, at the next ``w.log``/``w.update``
-        or when the block ends. The model stays usable.
+        or when the block ends. The model stays usable. Each ``w.log`` and
+        ``w.update`` then waits for the step's summaries.
       include: keep only sites whose dotted path matches this regex.
       bins: histogram bins.
       total: the number of steps planned, for the progress line's ETA.

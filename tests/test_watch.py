@@ -8,8 +8,9 @@ import numpy as np
 import optax
 import pytest
 from flax import nnx
+from models import Block, Stack
 
-from jaxcapture_nb import Gradient, NonFiniteError, summarize, watch
+from jaxcapture_nb import Gradient, NonFiniteError, capture, summarize, watch
 from jaxcapture_nb._stream import STAT_COLUMNS
 from jaxcapture_nb._watch import PUBLISH_SECONDS
 
@@ -55,14 +56,16 @@ def row(series, k, column):
     return float(series.stats[k, STAT_COLUMNS.index(column)])
 
 
-def test_an_unchanged_jitted_step_is_traced_once_and_streams_every_call(setup):
+def test_an_unchanged_jitted_step_is_traced_twice_and_streams_every_call(setup):
     model, optimizer, x, y = setup
     traces = []
     step = make_step(traces)
     with watch(model, display=False) as w:
         for _ in range(12):
             step(model, optimizer, x, y)
-    assert len(traces) == 1
+    # The first call leaves summary rows in the model's state, which every
+    # later call takes in: one more trace, then the compiled step is reused.
+    assert len(traces) == 2
     act = w.stream.series[((), "Intermediate", "act")]
     assert act.calls == 12 and act.size == 12
     assert act.steps[:12].tolist() == list(range(12))
@@ -72,6 +75,32 @@ def test_an_unchanged_jitted_step_is_traced_once_and_streams_every_call(setup):
     assert row(act, 11, "max") == pytest.approx(float(want.max()), rel=1e-5)
     assert act.hists[11].sum() == want.size
     assert "__captures__" not in vars(model)
+
+
+def test_the_loop_hands_rows_over_without_reading_them(setup, monkeypatch):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 3600.0)  # no background reads
+    with watch(model, display=False) as w:
+        for _ in range(5):
+            step(model, optimizer, x, y)
+        act = w.stream.series[((), "Intermediate", "act")]
+        # Counted as each call returned, but not one row read from the device yet.
+        assert (act.calls, act.size) == (5, 0)
+        w.stream.settle()
+        assert act.size == 5
+
+
+def test_a_copy_of_the_watched_state_rebuilt_later_records_nothing(setup):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    with watch(model, display=False):
+        step(model, optimizer, x, y)
+        kept = nnx.state(model)  # holds the sinks and the rows of the last call
+    with capture(model) as cap:
+        jax.tree.map(lambda leaf: leaf, kept)  # rebuilds the sinks around concrete rows
+        model(x)
+    assert [r.site for r in cap.records] == ["act"]
 
 
 def test_every_records_one_step_in_n(setup):
@@ -127,6 +156,46 @@ def test_the_first_nonfinite_step_and_site_are_flagged(setup):
     w.view.publish(final=True)
     assert w.view._progress["nonfinite"] == {"site": "act", "step": 3}
     assert "first NaN/Inf: act at step 3" in repr(w)
+
+
+class Chain(nnx.Module):
+    """Two sowing blocks whose names sort in the reverse of their call order."""
+
+    def __init__(self, rngs: nnx.Rngs):
+        self.a_second = Block(4, rngs)
+        self.b_first = Block(4, rngs)
+
+    def __call__(self, x):
+        return self.a_second(self.b_first(x))
+
+
+def test_among_sites_that_go_nonfinite_in_one_step_the_first_in_execution_order_is_flagged():
+    model = Chain(nnx.Rngs(0))
+    forward = nnx.jit(lambda model, x: model(x))
+    x = jnp.ones((2, 4))
+    with watch(model, display=False) as w:
+        for i in range(4):
+            forward(model, x.at[0, 0].set(jnp.nan) if i >= 2 else x)
+    assert w.stream.first_nonfinite == ("b_first.act", 2)
+
+
+def test_scanned_layers_stream_one_stacked_row_per_step():
+    model = Stack(3, 4, nnx.Rngs(0))
+    forward = nnx.jit(lambda model, x: model(x))
+    x = jax.random.normal(jax.random.key(0), (2, 4))
+    with watch(model, display=False) as w:
+        for _ in range(5):
+            forward(model, x)
+    (act,) = w.stream.series.values()
+    assert act.label == "blocks.act" and act.calls == 5
+    # The row pools the three layers: its histogram counts all their values.
+    assert act.hists[0].sum() == 3 * 2 * 4
+    with capture(model) as cap:
+        forward(model, x)
+    (record,) = cap.records
+    assert record.shape == (3, 2, 4)
+    assert row(act, 4, "mean") == pytest.approx(float(record.value.mean()), rel=1e-5)
+    assert row(act, 4, "max") == pytest.approx(float(record.value.max()), rel=1e-5)
 
 
 def test_stop_on_nonfinite_raises_naming_site_and_step_and_the_model_stays_usable(setup):

@@ -15,7 +15,10 @@ pytree that
 * under ``keep="last"``/``"summary"`` replaces rather than appends, so the
   state's structure stops changing after the first call and a jitted step
   traces at most twice; under ``"summary"`` it stores the on-device
-  :func:`~jaxcapture_nb.summarize` of the value instead of the value.
+  :func:`~jaxcapture_nb.summarize` of the value instead of the value;
+* for :func:`~jaxcapture_nb.watch`, stores one packed summary row per sow
+  and hands the rows to the stream when a compiled call returns them (see
+  ``_watch.py``).
 
 Nothing is patched on Flax's classes except, with ``methods=True``, the
 model's own module classes, whose wrappers sow only on instances that carry
@@ -80,16 +83,20 @@ def _unwrap(value: Any) -> Any:
 class _Sink:
     """The mapping that ``sow`` and ``perturb`` write into; see the module doc.
 
-    Children: ``values`` (name -> tuple of held values). Static: the route,
-    the recorder's policy (what a trace stores depends on it, so a compiled
-    step must not be reused across policies), the module path, the Variable
-    type, which names hold values from a trace that are not yet recorded, and
-    the shape/dtype ``perturb`` reads back.
+    Children: ``values`` (name -> tuple of held values; for :func:`watch`,
+    the packed summary rows of the latest call, see :meth:`_hand_over`).
+    Static: the route, the recorder's policy (what a trace stores depends on
+    it, so a compiled step must not be reused across policies), the module
+    path, the Variable type, which names hold values from a trace that are not
+    yet recorded, the shape/dtype ``perturb`` reads back, and the shape/dtype
+    of the arrays a streaming trace summarized into rows.
     """
 
-    __slots__ = ("route", "policy", "path", "var_type", "values", "traced", "readback")
+    __slots__ = ("route", "policy", "path", "var_type", "values", "traced", "readback", "layouts", "sowed")
 
-    def __init__(self, route, policy, path, var_type, values=None, traced=frozenset(), readback=()):
+    def __init__(
+        self, route, policy, path, var_type, values=None, traced=frozenset(), readback=(), layouts=()
+    ):
         self.route = route
         self.policy = policy
         self.path = path
@@ -97,6 +104,10 @@ class _Sink:
         self.values: dict[str, tuple[Any, ...]] = values if values is not None else {}
         self.traced: frozenset[str] = traced
         self.readback: tuple[tuple[str, tuple[int, ...], Any], ...] = readback
+        self.layouts: tuple[tuple[str, tuple[int, ...], Any], ...] = layouts
+        # Names sowed into this very object: in a trace, the first sow of a
+        # name replaces the rows that came in with the state.
+        self.sowed: set[str] = set()
 
     def __contains__(self, name: object) -> bool:
         return False
@@ -133,7 +144,22 @@ class _Sink:
             recorder.add(self.path, self.var_type, name, value)
             return
         if recorder.keep == "stream":
-            _report((self.route, self.path, name), self.var_type, value)
+            if recorder.grads or not isinstance(value, jax.Array | jax.core.Tracer):
+                # Gradients leave the backward pass only by callback; the
+                # values of the same run go the same way, so that everything
+                # arrives in execution order.
+                _report((self.route, self.path, name), self.var_type, value)
+                return
+            capture.note_trace_order(self.path, self.var_type, name)
+            # The rows the previous call left come in as inputs; this call's
+            # first sow of a name replaces them, later ones append.
+            held = self.values.get(name, ()) if name in self.sowed else ()
+            self.sowed.add(name)
+            self.values[name] = (*held, packed_summary(value, recorder.bins))
+            layout = (name, tuple(value.shape), value.dtype)
+            if layout not in self.layouts:
+                self.layouts = (*self.layouts, layout)
+            self.traced = self.traced | {name}
             return
         capture.note_trace_order(self.path, self.var_type, name)
         if recorder.keep == "summary" and isinstance(value, jax.Array | jax.core.Tracer):
@@ -154,6 +180,24 @@ class _Sink:
         self.traced = frozenset()
         return taken
 
+    def _hand_over(self) -> None:
+        """Streams the rows a compiled call left here.
+
+        A streaming trace stores one packed summary row per sow. ``nnx.jit``
+        carries the rows out as outputs and rebuilds this sink around them,
+        concrete, when the call returns; that is when they are handed to the
+        stream, still on the device, so the loop never waits for them. The
+        rows stay here, and the next call takes them in and replaces them, so
+        from the second call on the step's input structure stays the same.
+        """
+        capture = _ROUTES.get(self.route)
+        # A copy of a watched model's state rebuilt after its watch ended
+        # belongs to no stream, even if the model is being captured again.
+        if capture is not None and capture.recorder.keep == "stream":
+            layouts = {name: (shape, dtype) for name, shape, dtype in self.layouts}
+            for name in sorted(self.traced):
+                capture.stream_rows(self.path, self.var_type, name, self.values.get(name, ()), layouts[name])
+
     # pytree protocol
     def _flatten_with_keys(self):
         names = tuple(self.values)
@@ -166,20 +210,32 @@ class _Sink:
             names,
             self.traced,
             self.readback,
+            self.layouts,
         )
+
+    def _flatten(self):
+        children, aux = self._flatten_with_keys()
+        return tuple(value for _, value in children), aux
 
     @classmethod
     def _unflatten(cls, aux, children):
-        route, policy, path, var_type, names, traced, readback = aux
-        return cls(route, policy, path, var_type, dict(zip(names, children, strict=True)), traced, readback)
+        route, policy, path, var_type, names, traced, readback, layouts = aux
+        sink = cls(
+            route, policy, path, var_type, dict(zip(names, children, strict=True)), traced, readback, layouts
+        )
+        if policy[0] == "stream" and traced and _all_concrete(children):
+            sink._hand_over()
+        return sink
 
 
-jax.tree_util.register_pytree_with_keys(
-    _Sink,
-    _Sink._flatten_with_keys,
-    _Sink._unflatten,
-    lambda s: (tuple(s.values.values()), s._flatten_with_keys()[1]),
-)
+def _all_concrete(tree: Any) -> bool:
+    leaves = jax.tree.leaves(tree)
+    return bool(leaves) and all(
+        isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) for x in leaves
+    )
+
+
+jax.tree_util.register_pytree_with_keys(_Sink, _Sink._flatten_with_keys, _Sink._unflatten, _Sink._flatten)
 
 
 # Routes whose compiled programs may call back to the host; their captures
@@ -340,6 +396,7 @@ class NnxCapture:
         self._classes: list[type] = []
         self._route: int | None = None
         self._warned_growth = False
+        self._streamed: dict[tuple[Any, ...], Any] = {}  # the last row streamed per site
 
     def install(self) -> None:
         # nnx.List/nnx.Dict are containers: they never sow, and an attribute
@@ -388,6 +445,19 @@ class NnxCapture:
             stacklevel=6,  # the module method that called sow()
         )
 
+    def stream_rows(
+        self, path: tuple[Any, ...], var_type: type, name: str, rows: tuple[Any, ...], layout: Any
+    ) -> None:
+        """Hands the stream the summary rows one compiled call left for a site, once."""
+        site = (path, var_type, name)
+        # JAX may rebuild the same outputs more than once; each row counts once.
+        if not rows or self._streamed.get(site) is rows[0]:
+            return
+        self._streamed[site] = rows[0]
+        order = _trace_orders.get(self._route, {}).get(site, 0)
+        for row in rows:
+            self.recorder.add_row(path, var_type, name, row, layout, order)
+
     def note_trace_order(self, path: tuple[Any, ...], var_type: type, name: str) -> None:
         """Remembers when a site was sowed while tracing."""
         _trace_orders.setdefault(self._route, {})[(path, var_type, name)] = next(_trace_counter)
@@ -396,6 +466,8 @@ class NnxCapture:
         """Records what jitted calls left in the sinks, in execution order."""
         if self._route in _callback_routes:
             jax.effects_barrier()  # host callbacks still in flight
+        if self.recorder.keep == "stream":
+            return  # streamed rows were handed over as each call returned
         trace_order = _trace_orders.get(self._route)
         if not trace_order:
             return  # never traced: eager sows were recorded as they happened
