@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import threading
 import time
 from typing import Any
@@ -24,7 +25,7 @@ import numpy as np
 
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
-from jaxcapture_nb._summary import Summary, pack_summaries, summarize, unpack_summary
+from jaxcapture_nb._summary import Summary, pack_summaries, summarize, unpack_fields, unpack_summary
 
 # TensorBoard's distribution bands.
 PERCENTILES = (0, 7, 16, 31, 50, 69, 84, 93, 100)
@@ -61,23 +62,62 @@ class NonFiniteError(RuntimeError):
         )
 
 
-def hist_percentiles(hist: np.ndarray, lo: float, hi: float, vmin: float, vmax: float) -> np.ndarray:
+def hist_percentiles(hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any) -> np.ndarray:
     """The :data:`PERCENTILES` of the values a histogram counts, interpolated in bins.
 
-    The 0th and 100th are the exact minimum and maximum.
+    The 0th and 100th are the exact minimum and maximum. Leading axes of
+    ``hist`` (and of the other arguments) are histograms handled at once.
 
     Example:
       >>> [round(float(p), 2) for p in hist_percentiles(np.array([1, 1, 1, 1]), 0.0, 4.0, 0.0, 4.0)]
       [0.0, 0.28, 0.64, 1.24, 2.0, 2.76, 3.36, 3.72, 4.0]
     """
-    total = hist.sum()
-    if total == 0:
-        return np.full(len(PERCENTILES), np.nan, np.float32)
-    edges = np.linspace(lo, hi, len(hist) + 1)
-    cumulative = np.concatenate([[0.0], np.cumsum(hist, dtype=np.float64)])
-    out = np.interp(np.array(PERCENTILES) / 100 * total, cumulative, edges)
-    out[0], out[-1] = vmin, vmax
-    return out.astype(np.float32)
+    hist = np.asarray(hist)
+    lead, bins = hist.shape[:-1], hist.shape[-1]
+    counts = hist.reshape(-1, bins).astype(np.float64)
+    flat = [np.broadcast_to(np.asarray(a, np.float64), lead).reshape(-1) for a in (lo, hi, vmin, vmax)]
+    lo, hi, vmin, vmax = flat
+    edges = np.linspace(lo, hi, bins + 1, axis=-1)
+    cumulative = np.concatenate([np.zeros((len(counts), 1)), np.cumsum(counts, axis=1)], axis=1)
+    total = cumulative[:, -1:]
+    targets = np.array(PERCENTILES) / 100 * total
+    # As np.interp does: the last cumulative count at or below each target,
+    # and a straight line to the next one.
+    below = np.minimum((cumulative[:, None, :] <= targets[:, :, None]).sum(-1) - 1, bins)
+    above = np.minimum(below + 1, bins)
+    c0, c1 = np.take_along_axis(cumulative, below, 1), np.take_along_axis(cumulative, above, 1)
+    e0, e1 = np.take_along_axis(edges, below, 1), np.take_along_axis(edges, above, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(c1 > c0, (e1 - e0) / (c1 - c0) * (targets - c0) + e0, e0)
+    out[:, 0], out[:, -1] = vmin, vmax
+    out[total[:, 0] == 0] = np.nan
+    return out.astype(np.float32).reshape(*lead, len(PERCENTILES))
+
+
+def row_stats(fields: dict[str, np.ndarray], sizes: np.ndarray) -> np.ndarray:
+    """Rows of :data:`STAT_COLUMNS` for unstacked summaries given as field arrays.
+
+    Args:
+      fields: each :class:`Summary` field as an array over the summaries (``hist``
+        with the bins last), as ``unpack_fields`` gives them.
+      sizes: the number of elements of each summarized array.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        zero_pct = np.where(sizes > 0, 100.0 * fields["zero_count"] / sizes, np.nan)
+    columns = [
+        fields["mean"],
+        fields["std"],
+        fields["min"],
+        fields["max"],
+        zero_pct,
+        fields["nan_count"],
+        fields["posinf_count"],
+        fields["neginf_count"],
+        fields["lo"],
+        fields["hi"],
+    ]
+    percentiles = hist_percentiles(fields["hist"], fields["lo"], fields["hi"], fields["min"], fields["max"])
+    return np.concatenate([np.stack(columns, -1).astype(np.float32), percentiles], axis=-1)
 
 
 def _packable(value: Any) -> bool:
@@ -123,15 +163,13 @@ class SiteSeries:
         # The first row rewritten since the view last read the rows.
         self.rewritten_from = capacity
 
-    def append(self, step: int, summary: Summary) -> bool:
-        """Adds the row of one summary; returns True when rows were thinned to make room."""
+    def row_of(self, summary: Summary) -> tuple[list[float], np.ndarray]:
+        """The :data:`STAT_COLUMNS` row and the histogram of a summary, stacked ones pooled."""
         stats = flat_stats(summary)
         hist = np.asarray(summary.hist).reshape(-1, self.bins).sum(0)
         lo, hi = float(np.min(summary.lo)), float(np.max(summary.hi))
         row = [stats[c] for c in STAT_COLUMNS[:8]] + [lo, hi]
-        return self.append_row(
-            step, [*row, *hist_percentiles(hist, lo, hi, stats["min"], stats["max"])], hist
-        )
+        return [*row, *hist_percentiles(hist, lo, hi, stats["min"], stats["max"])], hist
 
     def append_row(self, step: int, stats: Any, hist: np.ndarray) -> bool:
         """Adds one row of :data:`STAT_COLUMNS` and its histogram; True when rows were thinned."""
@@ -282,7 +320,7 @@ class Stream:
                 self._tree(
                     step,
                     [
-                        (label, unpack_summary(row, shape, dtype))
+                        (label, _Row(row, shape, dtype))
                         for row, (label, shape, dtype) in zip(table, layout, strict=True)
                     ],
                 )
@@ -340,20 +378,35 @@ class Stream:
     def _record_arrived(self) -> None:
         with self.lock:
             arrived, self._arrived = self._arrived, []
-        # The rows compiled steps left come to the host in one transfer.
-        rows = iter(jax.device_get([value.row for *_, value in arrived if isinstance(value, _Row)]))
+        # Packed rows come to the host in one transfer, and the statistics of
+        # all single (unstacked) rows are made at once.
+        fetched = iter(jax.device_get([v.row for *_, v in arrived if isinstance(v, _Row)]))
+        arrived = [
+            (series, step, order, dataclasses.replace(v, row=next(fetched)) if isinstance(v, _Row) else v)
+            for series, step, order, v in arrived
+        ]
+        single = [v for *_, v in arrived if isinstance(v, _Row) and v.row.ndim == 1]
+        if single:
+            fields = unpack_fields(np.stack([v.row for v in single]))
+            sizes = np.array([math.prod(v.shape) for v in single], np.float64)
+            batch = iter(zip(row_stats(fields, sizes), fields["hist"], strict=True))
         for series, step, order, value in arrived:
+            if isinstance(value, _Row) and value.row.ndim == 1:
+                self._append(series, step, order, *next(batch))
+                continue
             if isinstance(value, _Row):
-                value = unpack_summary(next(rows), value.shape, value.dtype)
+                value = unpack_summary(value.row, value.shape, value.dtype)
             elif not isinstance(value, Summary):
                 value = summarize(value, bins=self.bins)
-            if value.reason is not None:
-                continue
-            with self.lock:
-                if series.append(step, value):
-                    self.version += 1
-                if series.stats[series.size - 1, 5:8].sum() > 0:
-                    self._flag(series, step, order)
+            if value.reason is None:
+                self._append(series, step, order, *series.row_of(value))
+
+    def _append(self, series: SiteSeries, step: int, order: int, stats: Any, hist: np.ndarray) -> None:
+        with self.lock:
+            if series.append_row(step, stats, hist):
+                self.version += 1
+            if series.stats[series.size - 1, 5:8].sum() > 0:
+                self._flag(series, step, order)
 
     # -- reading -----------------------------------------------------------------
 

@@ -369,20 +369,30 @@ def packed_summary(x: jax.Array, bins: int) -> jax.Array:
     return _pack([_summarize_array(x, bins)])[0]
 
 
+def unpack_fields(rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The :class:`Summary` array fields of packed rows, as arrays over the rows' leading axes."""
+    rows = np.asarray(rows, np.int32)
+    counts_end = len(_FLOAT_FIELDS) + len(_INT_FIELDS)
+    floats = rows[..., : len(_FLOAT_FIELDS)].view(np.float32)
+    ints = rows[..., len(_FLOAT_FIELDS) : counts_end]
+    return {
+        **{f: floats[..., i] for i, f in enumerate(_FLOAT_FIELDS)},
+        **{f: ints[..., i] for i, f in enumerate(_INT_FIELDS)},
+        "hist": rows[..., counts_end:],
+    }
+
+
 def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summary:
     """The host :class:`Summary` of a packed row, for an array of ``shape`` and ``dtype``.
 
     Rows stacked by ``scan`` or ``vmap`` (leading axes) give a stacked summary.
     """
-    row = np.asarray(row, np.int32)
-    counts_end = len(_FLOAT_FIELDS) + len(_INT_FIELDS)
-    floats = row[..., : len(_FLOAT_FIELDS)].view(np.float32)
-    ints = row[..., len(_FLOAT_FIELDS) : counts_end]
+    fields = unpack_fields(row)
+    hist = fields.pop("hist")
     return Summary(
         # [()] makes the fields of a single row scalars, as summarize() gives them.
-        **{f: floats[..., i][()] for i, f in enumerate(_FLOAT_FIELDS)},
-        **{f: ints[..., i][()] for i, f in enumerate(_INT_FIELDS)},
-        hist=row[..., counts_end:],
+        **{name: value[()] for name, value in fields.items()},
+        hist=hist,
         shape=tuple(shape),
         dtype=str(dtype),
         note=_note(dtype),

@@ -11,7 +11,8 @@ from flax import nnx
 from models import Block, Stack
 
 from jaxcapture_nb import Gradient, NonFiniteError, capture, summarize, watch
-from jaxcapture_nb._stream import STAT_COLUMNS
+from jaxcapture_nb._stream import STAT_COLUMNS, SiteSeries, row_stats
+from jaxcapture_nb._summary import packed_summary, unpack_fields, unpack_summary
 from jaxcapture_nb._watch import PUBLISH_SECONDS
 
 
@@ -304,3 +305,18 @@ def test_bad_arguments_are_refused_with_the_fix():
         watch(keep_steps=1)
     with pytest.raises(TypeError, match="w.update"):
         watch(object())
+
+
+def test_rows_made_in_one_batch_match_one_summary_at_a_time():
+    arrays = [
+        jax.random.normal(jax.random.key(0), (32, 16)),
+        jnp.array([0.0, 0.0, 1.0, jnp.nan, jnp.inf, -2.0]),
+        jnp.zeros(5),
+        jnp.full(3, jnp.nan),
+    ]
+    rows = np.stack([np.asarray(packed_summary(a, 16)) for a in arrays])
+    batch = row_stats(unpack_fields(rows), np.array([a.size for a in arrays], np.float64))
+    series = SiteSeries("site", "Intermediate", 16, 4)
+    for a, row, got in zip(arrays, rows, batch, strict=True):
+        want, _ = series.row_of(unpack_summary(row, a.shape, a.dtype))
+        np.testing.assert_array_equal(got, np.asarray(want, np.float32))
