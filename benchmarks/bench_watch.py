@@ -131,7 +131,7 @@ def memory_over_steps(steps: int = 10_000, keep_steps: int = 500) -> list[tuple[
     return out
 
 
-def main(width: int = 1024, depth: int = 4, batch: int = 256, calls: int = 5, rounds: int = 41):
+def main(width: int = 1024, depth: int = 4, batch: int = 256, calls: int = 5, rounds: int = 101):
     medians, ratios, recorded = step_times(width, depth, batch, calls, rounds)
     for name in ("without watch", "watch(model)", "explicit path"):
         print(f"{name:16s} {medians[name] * 1e3:8.2f} ms/step (median of {rounds} rounds)")
