@@ -14,9 +14,11 @@ class Net(nnx.Module):
         self.second = nnx.Linear(32, 1, rngs=rngs)
 
     def __call__(self, x):
-        h = self.perturb("hidden", nnx.relu(self.first(x)))
+        h = nnx.relu(self.first(x))
         self.sow(nnx.Intermediate, "<b>act</b>", h)
-        return self.second(h)
+        out = self.second(h)
+        self.sow(nnx.Intermediate, "out", out)
+        return out
 
 model = Net(nnx.Rngs(0))
 optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
@@ -34,7 +36,7 @@ def train_step(model, optimizer, x, y):
 # the view while the loop is still running.
 LOOP = """
 step = 0
-with watch(model, grads=True, keep_steps=64) as w:
+with watch(model, keep_steps=64) as w:
     while step < 1_000_000 and not os.path.exists("stop-training"):
         loss = train_step(model, optimizer, x, y)
         w.log(step=step, loss=loss)
@@ -73,15 +75,15 @@ def test_the_view_updates_while_the_loop_runs_and_shows_what_it_was_sent(lab, op
     cards = page.eval_on_selector_all(
         ".jcnb-live-card", "cs => cs.map(c => [c.children[0].textContent, c.children[1].textContent])"
     )
-    assert cards == [["hidden", "Perturbation"], ["<b>act</b>", "Intermediate"], ["hidden", "Gradient"]]
+    assert cards == [["<b>act</b>", "Intermediate"], ["out", "Intermediate"]]
     assert page.query_selector(".jcnb-live b") is None
     drawn = page.eval_on_selector_all("canvas.jcnb-live-over", "cs => cs.map(c => Number(c.dataset.drawn))")
-    assert drawn == [recorded] * 3
+    assert drawn == [recorded] * 2
     assert not blank_canvas(page, ".jcnb-live-card canvas.jcnb-live-over")
     assert "loss" in page.text_content(".jcnb-live-scalars")
 
     # A card opens one step's histogram, with a slider over the kept steps.
-    page.click(".jcnb-live-card[data-site='2']")
+    page.click(".jcnb-live-card[data-site='1']")
     page.wait_for_selector("canvas.jcnb-live-step[data-drawn]")
     assert not blank_canvas(page, "canvas.jcnb-live-step")
     page.fill(".jcnb-live-slider", "0")
