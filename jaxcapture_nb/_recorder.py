@@ -151,6 +151,8 @@ class Recorder:
         with self._lock:
             self._fetch_pending()
         missing = [r for r in self._records.values() if r.summary is None and is_array(r.value)]
+        if not missing:
+            return
         for record, summary in zip(
             missing, summarize([r.value for r in missing], bins=self.bins), strict=True
         ):

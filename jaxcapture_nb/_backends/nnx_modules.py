@@ -72,9 +72,11 @@ def _quick_walk(model: nnx.Module) -> list[tuple[Path, nnx.Module]]:
         # nnx.List keeps element i in attribute "i"; its paths use the int.
         int_keys = isinstance(module, nnx.List)
         for name, value in vars(module).items():
+            if type(value) in _ATOMS:
+                continue
             if isinstance(value, nnx.Module):
                 visit((*path, int(name) if int_keys and name.isdigit() else name), value)
-            elif type(value) not in _ATOMS and not name.startswith("_pytree__") and _may_hold_module(value):
+            elif not name.startswith("_pytree__") and _may_hold_module(value):
                 raise _LeaveToFlax
         found.append((path, module))
 
