@@ -14,7 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxcapture_nb._records import Record, is_array, shape_and_dtype
-from jaxcapture_nb._summary import PendingSummaries, Summary, fetch_summaries, is_concrete_numeric, summarize
+from jaxcapture_nb._summary import (
+    PendingSummaries,
+    Summary,
+    fetch_summaries,
+    is_concrete_numeric,
+    summarize,
+    unpack_summary,
+)
 
 KEEP_MODES = ("all", "last", "summary")
 
@@ -104,6 +111,21 @@ class Recorder:
             return
         with self._lock:
             self._add(path, var_type, name, value)
+
+    def add_row(
+        self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int | None = None
+    ) -> None:
+        """Records a summary a compiled program sent as one packed row.
+
+        Args:
+          path: the module path of the site.
+          var_type: the Variable type it was sowed as.
+          name: the sow name.
+          row: the packed row (see ``packed_summary``).
+          layout: the shape and dtype of the summarized array.
+          order: unused here; a stream orders the sites of a step by it.
+        """
+        self.add(path, var_type, name, unpack_summary(row, *layout))
 
     def _add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
         site = (path, var_type, name)

@@ -133,7 +133,7 @@ def _packable(value: Any) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class _Row:
-    """A packed summary row on the device, and the shape and dtype of the array it describes."""
+    """A packed summary row (on the device until settled), and the shape and dtype of its array."""
 
     row: Any
     shape: tuple[int, ...]
@@ -244,21 +244,22 @@ class Stream:
         self._ingest((path, kind, name), site_label(path, name), kind, value)
 
     def add_row(
-        self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int
+        self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int | None = None
     ) -> None:
-        """Records a packed summary row a compiled step left; it is fetched in :meth:`settle`.
+        """Records a packed summary row a compiled program sent; it is read in :meth:`settle`.
 
         Args:
           path: the module path of the site.
           var_type: the Variable type it was sowed as.
           name: the sow name.
-          row: the packed row (see ``packed_summary``), still on the device.
+          row: the packed row (see ``packed_summary``), on the device or the host.
           layout: the shape and dtype of the summarized array.
           order: when the site was sowed in the step's trace; among sites
-            that hold a NaN in the same step, the earliest is flagged.
+            that hold a NaN in the same step, the earliest is flagged. None:
+            rows arrive in execution order (host callbacks).
+
+        Rows exist only for sites that ``include`` accepted when they were sowed.
         """
-        if not self.accepts(path, name):
-            return
         kind = getattr(var_type, "__name__", str(var_type))
         self._ingest((path, kind, name), site_label(path, name), kind, _Row(row, *layout), order=order)
 
@@ -349,8 +350,8 @@ class Stream:
 
         Host callbacks call this from the runtime's thread while the device
         waits for them, and compiled steps' rows arrive on the loop's thread,
-        so only cheap bookkeeping happens here; statistics and rows are made
-        in :meth:`settle`.
+        so only cheap bookkeeping happens here; statistics, rows and the
+        non-finite flag are made in :meth:`settle`.
         """
         if not isinstance(value, Summary | _Row | jax.Array | np.ndarray):
             return
@@ -365,9 +366,6 @@ class Stream:
             step = call if step is None else step
             order = next(self._arrivals) if order is None else order
             self._arrived.append((series, step, order, value))
-            if isinstance(value, Summary) and value.reason is None:
-                if int(np.sum(value.nan_count) + np.sum(value.posinf_count) + np.sum(value.neginf_count)):
-                    self._flag(series, step, order)
 
     def _flag(self, series: SiteSeries, step: int, order: int) -> None:
         """Notes a site that held a NaN or Inf, keeping the earliest step and, within it, site."""

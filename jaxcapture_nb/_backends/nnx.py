@@ -44,7 +44,7 @@ from flax.nnx import pytreelib
 from jaxcapture_nb._backends.nnx_modules import iter_modules
 from jaxcapture_nb._recorder import Recorder
 from jaxcapture_nb._records import Gradient
-from jaxcapture_nb._summary import packed_summary, summarize, unpack_summary
+from jaxcapture_nb._summary import packed_summary, summarize
 from jaxcapture_nb._warnings import JaxCaptureWarning
 
 # A route id, stored in the sinks' static data, names the model a sink belongs
@@ -248,8 +248,10 @@ def _arrive(route: int, path: tuple[Any, ...], var_type: type, name: str, layout
     capture = _ROUTES.get(route)
     if capture is None:
         return
-    value = unpack_summary(arrays[0], *layout) if layout is not None else arrays[0]
-    capture.recorder.add(path, var_type, name, value)
+    if layout is not None:
+        capture.recorder.add_row(path, var_type, name, arrays[0], layout)
+    else:
+        capture.recorder.add(path, var_type, name, arrays[0])
 
 
 def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) -> None:
