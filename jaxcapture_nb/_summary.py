@@ -212,7 +212,11 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
     # reductions that do not depend on each other). Vectorized min/max may
     # drop a NaN, but the sums never do. Masking every element costs several
     # plain passes on a CPU, so the masked pass runs only when a NaN or Inf
-    # shows; its results, like the fast pass's, are all small.
+    # shows; its results, like the fast pass's, are all small. Keep the
+    # histogram inside the cond even though a cond-free fast pass is faster
+    # alone: in a compiled training step XLA then fuses the activation's own
+    # computation into the index pass and runs it beside the step's matmuls,
+    # and a 4-layer MLP step went from 1.05x to 1.17x its time unsummarized.
     lo = jnp.min(v, initial=jnp.inf)
     hi = jnp.max(v, initial=-jnp.inf)
     total = jnp.sum(v)
