@@ -1,0 +1,38 @@
+"""The nbval sanitizer masks machine-dependent digits and nothing a tutorial must keep."""
+
+import re
+from pathlib import Path
+
+CONFIG = Path(__file__).parent.parent / "notebooks" / "sanitize.cfg"
+
+
+def sanitize(text: str) -> str:
+    """Applies the sanitizer's rules in file order, read the way nbval reads them."""
+    rules = re.findall(r"^regex: (.*)$\n^replace: (.*)$", CONFIG.read_text(), flags=re.MULTILINE)
+    assert len(rules) == 3
+    for regex, replace in rules:
+        text = re.sub(regex, replace, text)
+    return text
+
+
+def test_rounding_differences_compare_equal():
+    saved = "bn1    __call__  0     (64,8,8,8)  float32  -5.675e-10  1       -4.08  12.9"
+    fresh = "bn1    __call__  0     (64,8,8,8)  float32  3.638e-10   1       -4.1   13.0"
+    assert sanitize(saved) == sanitize(fresh)
+
+
+def test_histogram_bars_compare_equal_whatever_bins_are_empty():
+    saved = '<svg><rect x="0.00" y="1.5" width="1.25" height="0.5"/></svg>'
+    fresh = '<svg><rect x="0.00" y="1.4" width="1.25" height="0.6"/><rect x="2.50" y="1" width="1.25" height="1"/></svg>'
+    assert sanitize(saved) == sanitize(fresh)
+
+
+def test_sites_shapes_counts_and_words_still_differ():
+    row = "bn1  __call__  0  (64,8,8,8)  float32  0.5  nan/inf: 3"
+    for changed in (
+        row.replace("bn1", "bn2"),
+        row.replace("(64,8,8,8)", "(64,8,8,16)"),
+        row.replace("float32", "float16"),
+        row.replace("nan/inf: 3", "nan/inf: 4"),
+    ):
+        assert sanitize(changed) != sanitize(row)
