@@ -115,15 +115,10 @@ class Recorder:
     def add_row(
         self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int | None = None
     ) -> None:
-        """Records a summary a compiled program sent as one packed row.
+        """Records the summary a compiled program sent as one packed row (see ``packed_summary``).
 
-        Args:
-          path: the module path of the site.
-          var_type: the Variable type it was sowed as.
-          name: the sow name.
-          row: the packed row (see ``packed_summary``).
-          layout: the shape and dtype of the summarized array.
-          order: unused here; a stream orders the sites of a step by it.
+        ``layout`` is the shape and dtype of the summarized array. ``order``,
+        when the site was sowed in the trace, matters only to a stream.
         """
         self.add(path, var_type, name, unpack_summary(row, *layout))
 

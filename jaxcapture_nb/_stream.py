@@ -223,6 +223,7 @@ class Stream:
         self.lock = threading.RLock()
         self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
         self._queued: list[tuple[str, int, Any]] = []
+        self._selected: dict[Any, list[tuple[int, str]]] = {}  # update()'s leaves per tree structure
         self._arrived: list[tuple[SiteSeries, int, Any]] = []
 
     # -- the recorder interface a backend uses -------------------------------------
@@ -238,10 +239,8 @@ class Stream:
 
     def add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
         """Records one value or summary of a site (thread-safe)."""
-        if not self.accepts(path, name):
-            return
-        kind = getattr(var_type, "__name__", str(var_type))
-        self._ingest((path, kind, name), site_label(path, name), kind, value)
+        if self.accepts(path, name):
+            self._ingest(*_site(path, var_type, name), value)
 
     def add_row(
         self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int | None = None
@@ -260,8 +259,7 @@ class Stream:
 
         Rows exist only for sites that ``include`` accepted when they were sowed.
         """
-        kind = getattr(var_type, "__name__", str(var_type))
-        self._ingest((path, kind, name), site_label(path, name), kind, _Row(row, *layout), order=order)
+        self._ingest(*_site(path, var_type, name), _Row(row, *layout), order=order)
 
     # -- what the training loop hands over ----------------------------------------
 
@@ -278,11 +276,12 @@ class Stream:
         the background thread fetches one array per step instead of twelve
         per summary: on a CPU that thread shares the cores the step runs on.
         """
-        leaves = jax.tree_util.tree_flatten_with_path(summaries, is_leaf=lambda x: isinstance(x, Summary))[0]
-        labelled = [(jax.tree_util.keystr(k, simple=True, separator=".") or "value", v) for k, v in leaves]
-        labelled = [(label, v) for label, v in labelled if self._accepts_site(label)]
-        labels = [label for label, _ in labelled]
-        values = [v for _, v in labelled]
+        leaves, treedef = jax.tree.flatten(summaries, is_leaf=lambda x: isinstance(x, Summary))
+        selected = self._selected.get(treedef)
+        if selected is None:
+            selected = self._selected[treedef] = self._select(summaries)
+        labels = [label for _, label in selected]
+        values = [leaves[i] for i, _ in selected]
         for label, v in zip(labels, values, strict=True):
             if isinstance(v, Summary) and v.hist is not None and v.bins != self.bins:
                 raise ValueError(
@@ -298,6 +297,16 @@ class Stream:
         with self.lock:
             self._queued.append((kind, step, payload))
 
+    def _select(self, summaries: Any) -> list[tuple[int, str]]:
+        """The position and label of every leaf ``include`` accepts, for one tree structure.
+
+        A training loop hands over the same structure every step, so the
+        labels are made once per structure, not per step.
+        """
+        paths = jax.tree_util.tree_flatten_with_path(summaries, is_leaf=lambda x: isinstance(x, Summary))[0]
+        labels = [jax.tree_util.keystr(k, simple=True, separator=".") or "value" for k, _ in paths]
+        return [(i, label) for i, label in enumerate(labels) if self._accepts_site(label)]
+
     def settle(self) -> None:
         """Fetches and records what :meth:`log` and :meth:`update` queued.
 
@@ -311,13 +320,13 @@ class Stream:
     def _settle(self) -> None:
         with self.lock:
             queued, self._queued = self._queued, []
-        queued = jax.device_get(queued)
-        for kind, step, payload in queued:
+        # One transfer for all queued arrays; labels and layouts stay as they are.
+        fetched = jax.device_get([payload if kind == "tree" else payload[1] for kind, _, payload in queued])
+        for (kind, step, payload), arrays in zip(queued, fetched, strict=True):
             if kind == "scalar":
-                name, value = payload
-                self._scalar(name, step, float(np.asarray(value, np.float64).mean()))
+                self._scalar(payload[0], step, float(np.asarray(arrays, np.float64).mean()))
             elif kind == "packed":
-                layout, table = payload
+                layout, table = payload[0], arrays
                 self._tree(
                     step,
                     [
@@ -326,7 +335,7 @@ class Stream:
                     ],
                 )
             else:
-                self._tree(step, payload)
+                self._tree(step, arrays)
         self._record_arrived()
 
     def _tree(self, step: int, labelled: list[tuple[str, Any]]) -> None:
@@ -423,6 +432,12 @@ class Stream:
                 for t in (s.steps, s.stats, s.hists)
             ]
             return sum(t.nbytes for t in tables)
+
+
+def _site(path: tuple[Any, ...], var_type: Any, name: str) -> tuple[Any, str, str]:
+    """The series key, label and kind of a sowed site."""
+    kind = getattr(var_type, "__name__", str(var_type))
+    return (path, kind, name), site_label(path, name), kind
 
 
 def _flag_name(series: SiteSeries) -> str:
