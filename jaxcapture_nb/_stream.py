@@ -25,7 +25,7 @@ import numpy as np
 
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
-from jaxcapture_nb._summary import Summary, pack_summaries, summarize, unpack_fields, unpack_summary
+from jaxcapture_nb._summary import Summary, pack_host, summarize, unpack_fields, unpack_summary
 
 # TensorBoard's distribution bands.
 PERCENTILES = (0, 7, 16, 31, 50, 69, 84, 93, 100)
@@ -120,15 +120,9 @@ def row_stats(fields: dict[str, np.ndarray], sizes: np.ndarray) -> np.ndarray:
     return np.concatenate([np.stack(columns, -1).astype(np.float32), percentiles], axis=-1)
 
 
-def _packable(value: Any) -> bool:
-    """A device summary of one array (not stacked by scan/vmap), which packs into one row."""
-    return (
-        isinstance(value, Summary)
-        and value.reason is None
-        and isinstance(value.hist, jax.Array)
-        and not isinstance(value.hist, jax.core.Tracer)
-        and value.hist.ndim == 1
-    )
+def _single(value: Any) -> bool:
+    """A host summary of one array (not stacked by scan/vmap), which packs into one row."""
+    return isinstance(value, Summary) and value.reason is None and np.ndim(value.counts) == 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -271,31 +265,22 @@ class Stream:
     def update(self, step: int, summaries: Any) -> None:
         """Queues a pytree of :class:`Summary` (or arrays) made by the user's step.
 
-        Only the leaves ``include`` selects are kept. When they are all device
-        summaries of single arrays, they are packed there into one table, so
-        the background thread fetches one array per step instead of twelve
-        per summary: on a CPU that thread shares the cores the step runs on.
+        Only the leaves ``include`` selects are kept. Nothing is read or
+        computed here: :meth:`settle` fetches the summaries' arrays later.
         """
         leaves, treedef = jax.tree.flatten(summaries, is_leaf=lambda x: isinstance(x, Summary))
         selected = self._selected.get(treedef)
         if selected is None:
             selected = self._selected[treedef] = self._select(summaries)
-        labels = [label for _, label in selected]
-        values = [leaves[i] for i, _ in selected]
-        for label, v in zip(labels, values, strict=True):
-            if isinstance(v, Summary) and v.hist is not None and v.bins != self.bins:
+        labelled = [(label, leaves[i]) for i, label in selected]
+        for label, v in labelled:
+            if isinstance(v, Summary) and v.counts is not None and v.bins != self.bins:
                 raise ValueError(
                     f"update(): the summary of {label!r} has {v.bins} bins and this view shows "
                     f"{self.bins}; make it with summarize(..., bins={self.bins}) or watch with bins={v.bins}"
                 )
-        if values and all(_packable(v) for v in values):
-            layout = [(label, v.shape, v.dtype) for label, v in zip(labels, values, strict=True)]
-            payload: Any = (layout, pack_summaries(values))
-            kind = "packed"
-        else:
-            payload, kind = list(zip(labels, values, strict=True)), "tree"
         with self.lock:
-            self._queued.append((kind, step, payload))
+            self._queued.append(("tree", step, labelled))
 
     def _select(self, summaries: Any) -> list[tuple[int, str]]:
         """The position and label of every leaf ``include`` accepts, for one tree structure.
@@ -320,26 +305,20 @@ class Stream:
     def _settle(self) -> None:
         with self.lock:
             queued, self._queued = self._queued, []
-        # One transfer for all queued arrays; labels and layouts stay as they are.
+        # One transfer for all queued arrays; the labels pass through as they are.
         fetched = jax.device_get([payload if kind == "tree" else payload[1] for kind, _, payload in queued])
-        for (kind, step, payload), arrays in zip(queued, fetched, strict=True):
+        for (kind, step, payload), values in zip(queued, fetched, strict=True):
             if kind == "scalar":
-                self._scalar(payload[0], step, float(np.asarray(arrays, np.float64).mean()))
-            elif kind == "packed":
-                layout, table = payload[0], arrays
-                self._tree(
-                    step,
-                    [
-                        (label, _Row(row, shape, dtype))
-                        for row, (label, shape, dtype) in zip(table, layout, strict=True)
-                    ],
-                )
+                self._scalar(payload[0], step, float(np.asarray(values, np.float64).mean()))
             else:
-                self._tree(step, arrays)
+                self._tree(step, values)
         self._record_arrived()
 
     def _tree(self, step: int, labelled: list[tuple[str, Any]]) -> None:
         for label, leaf in labelled:
+            if _single(leaf):
+                # As a packed row, it joins the rows whose statistics are made at once.
+                leaf = _Row(pack_host(leaf), leaf.shape, leaf.dtype)
             self._ingest(("update", label), label, "Summary", leaf, step=step)
 
     def _scalar(self, name: str, step: int, value: float) -> None:

@@ -23,6 +23,17 @@ import numpy as np
 DEFAULT_BINS = 64
 
 
+# The statistics a summary holds, in the order of its two arrays: floats in
+# ``stats``, counts (then the histogram) in ``counts``.
+_FLOAT_FIELDS = ("min", "max", "mean", "std", "lo", "hi")
+_INT_FIELDS = ("count", "nan_count", "posinf_count", "neginf_count", "zero_count")
+
+
+def _field(table: Any, i: int) -> Any:
+    """Column ``i`` of a statistics table; a scalar for an unstacked summary."""
+    return None if table is None else table[..., i][()]
+
+
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
 class Summary:
@@ -32,58 +43,108 @@ class Summary:
     only. ``hist`` holds exact int32 counts in equal-width bins spanning
     ``[lo, hi]``; its counts add up to ``count``.
 
-    A summary is a pytree: its array fields are leaves, while ``shape``,
-    ``dtype``, ``note`` and ``reason`` are static. When it comes out of
-    ``lax.scan`` or ``vmap`` its array fields gain leading (stacked) axes; see
+    A summary is a pytree of two arrays, ``stats`` and ``counts``, which the
+    named statistics below read from; ``shape``, ``dtype``, ``note`` and
+    ``reason`` are static. Two leaves rather than one per statistic keep a
+    compiled step that returns summaries cheap to call: every output array
+    costs the caller host time on each step. When a summary comes out of
+    ``lax.scan`` or ``vmap`` both arrays gain leading (stacked) axes; see
     :attr:`stacked_shape`.
 
     Attributes:
-      count: number of finite values.
-      min: smallest finite value.
-      max: largest finite value.
-      mean: mean of the finite values.
-      std: population standard deviation of the finite values.
-      nan_count: number of NaNs.
-      posinf_count: number of +Inf values.
-      neginf_count: number of -Inf values.
-      zero_count: number of exact zeros.
-      hist: int32 counts per bin.
-      lo: lower edge of the first bin.
-      hi: upper edge of the last bin.
+      stats: float32 ``[..., 6]``: min, max, mean, std, lo and hi.
+      counts: int32 ``[..., 5 + bins]``: count, nan_count, posinf_count,
+        neginf_count, zero_count, then the histogram.
       shape: shape of the summarized array.
       dtype: name of the summarized array's dtype.
       note: how the values were interpreted, e.g. ``"magnitude of complex
         values"``; empty when they were taken as they are.
-      reason: why there is no summary (array fields are then None), e.g. for
+      reason: why there is no summary (the arrays are then None), e.g. for
         PRNG key arrays; None for a real summary.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> s = summarize(jnp.array([0.0, 1.0, 3.0]), bins=3)
+      >>> float(s.max), int(s.zero_count), s.hist.tolist(), s.stats.shape, s.counts.shape
+      (3.0, 1, [1, 1, 1], (6,), (8,))
     """
 
-    count: Any = None
-    min: Any = None
-    max: Any = None
-    mean: Any = None
-    std: Any = None
-    nan_count: Any = None
-    posinf_count: Any = None
-    neginf_count: Any = None
-    zero_count: Any = None
-    hist: Any = None
-    lo: Any = None
-    hi: Any = None
+    stats: Any = None
+    counts: Any = None
     shape: tuple[int, ...] = dataclasses.field(default=(), metadata={"static": True})
     dtype: str = dataclasses.field(default="", metadata={"static": True})
     note: str = dataclasses.field(default="", metadata={"static": True})
     reason: str | None = dataclasses.field(default=None, metadata={"static": True})
 
     @property
+    def min(self) -> Any:
+        """Smallest finite value."""
+        return _field(self.stats, 0)
+
+    @property
+    def max(self) -> Any:
+        """Largest finite value."""
+        return _field(self.stats, 1)
+
+    @property
+    def mean(self) -> Any:
+        """Mean of the finite values."""
+        return _field(self.stats, 2)
+
+    @property
+    def std(self) -> Any:
+        """Population standard deviation of the finite values."""
+        return _field(self.stats, 3)
+
+    @property
+    def lo(self) -> Any:
+        """Lower edge of the first bin."""
+        return _field(self.stats, 4)
+
+    @property
+    def hi(self) -> Any:
+        """Upper edge of the last bin."""
+        return _field(self.stats, 5)
+
+    @property
+    def count(self) -> Any:
+        """Number of finite values."""
+        return _field(self.counts, 0)
+
+    @property
+    def nan_count(self) -> Any:
+        """Number of NaNs."""
+        return _field(self.counts, 1)
+
+    @property
+    def posinf_count(self) -> Any:
+        """Number of +Inf values."""
+        return _field(self.counts, 2)
+
+    @property
+    def neginf_count(self) -> Any:
+        """Number of -Inf values."""
+        return _field(self.counts, 3)
+
+    @property
+    def zero_count(self) -> Any:
+        """Number of exact zeros."""
+        return _field(self.counts, 4)
+
+    @property
+    def hist(self) -> Any:
+        """int32 counts per bin."""
+        return None if self.counts is None else self.counts[..., len(_INT_FIELDS) :]
+
+    @property
     def bins(self) -> int:
         """Number of histogram bins (0 when there is no summary)."""
-        return 0 if self.hist is None else int(np.shape(self.hist)[-1])
+        return 0 if self.counts is None else int(np.shape(self.counts)[-1]) - len(_INT_FIELDS)
 
     @property
     def stacked_shape(self) -> tuple[int, ...]:
         """Leading axes added by ``scan``/``vmap`` around the summarized array."""
-        return () if self.hist is None else tuple(np.shape(self.hist)[:-1])
+        return () if self.counts is None else tuple(np.shape(self.counts)[:-1])
 
     @property
     def edges(self) -> np.ndarray:
@@ -94,7 +155,7 @@ class Summary:
         return lo + (hi - lo) * steps
 
     def to_numpy(self) -> Summary:
-        """Returns the same summary with every array field on the host."""
+        """Returns the same summary with both arrays on the host."""
         return jax.tree.map(np.asarray, self)
 
 
@@ -255,19 +316,18 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
         ill_conditioned, _centred_variance, lambda v, mean, n, variance: variance, v, mean, n, variance
     )
     nan = jnp.float32(jnp.nan)
+    stats = [
+        jnp.where(empty, nan, lo),
+        jnp.where(empty, nan, hi),
+        jnp.where(empty, nan, mean),
+        jnp.where(empty, nan, jnp.sqrt(jnp.maximum(variance, 0.0))),
+        lo_edge,
+        hi_edge,
+    ]
+    counts = [count, nan_count, posinf_count, neginf_count, zero_count]
     return Summary(
-        count=count,
-        min=jnp.where(empty, nan, lo),
-        max=jnp.where(empty, nan, hi),
-        mean=jnp.where(empty, nan, mean),
-        std=jnp.where(empty, nan, jnp.sqrt(jnp.maximum(variance, 0.0))),
-        nan_count=nan_count,
-        posinf_count=posinf_count,
-        neginf_count=neginf_count,
-        zero_count=zero_count,
-        hist=hist,
-        lo=lo_edge,
-        hi=hi_edge,
+        stats=jnp.stack(stats).astype(jnp.float32),
+        counts=jnp.concatenate([jnp.stack(counts), hist]).astype(jnp.int32),
         shape=shape,
         dtype=dtype,
         note=note,
@@ -318,27 +378,30 @@ def _summaries(leaves: list[jax.Array], bins: int) -> list[Summary]:
     return out
 
 
-# Packed layout of a summary: one int32 row holding the float statistics
-# (bit-cast), the counts and the histogram. A transfer, a host callback and a
-# compiled program's outputs each cost per array, so summaries travel as rows
-# of one table rather than as twelve arrays each.
-_FLOAT_FIELDS = ("min", "max", "mean", "std", "lo", "hi")
-_INT_FIELDS = ("count", "nan_count", "posinf_count", "neginf_count", "zero_count")
+# Packed layout of a summary: one int32 row, its float statistics bit-cast
+# and then its counts. A transfer, a host callback and a compiled program's
+# outputs each cost per array, so summaries travel as rows of one table.
 
 
 def _pack(summaries: list[Summary]) -> jax.Array:
     """One packed row per summary (a stacked summary gives one row per member)."""
     rows = []
     for s in summaries:
-        floats = jnp.stack([getattr(s, f) for f in _FLOAT_FIELDS], -1).reshape(-1, len(_FLOAT_FIELDS))
-        ints = jnp.stack([getattr(s, f) for f in _INT_FIELDS], -1).reshape(-1, len(_INT_FIELDS))
-        hists = s.hist.reshape(-1, s.hist.shape[-1])
-        rows.append(jnp.concatenate([jax.lax.bitcast_convert_type(floats, jnp.int32), ints, hists], axis=1))
+        stats = jax.lax.bitcast_convert_type(s.stats, jnp.int32).reshape(-1, len(_FLOAT_FIELDS))
+        rows.append(jnp.concatenate([stats, s.counts.reshape(-1, s.counts.shape[-1])], axis=1))
     return jnp.concatenate(rows)
 
 
-# Summaries made in a user's step, packed into one table in one dispatch.
-pack_summaries = jax.jit(_pack)
+def pack_host(summary: Summary) -> np.ndarray:
+    """The packed row of an unstacked summary whose arrays are on the host.
+
+    Example:
+      >>> s = summarize(np.array([1.0, 2.0]), bins=2)
+      >>> np.array_equal(unpack_summary(pack_host(s), (2,), "float32").counts, s.counts)
+      True
+    """
+    stats = np.asarray(summary.stats, np.float32).view(np.int32)
+    return np.concatenate([stats, np.asarray(summary.counts, np.int32)])
 
 
 @functools.partial(jax.jit, static_argnames="bins")
@@ -374,7 +437,7 @@ def packed_summary(x: jax.Array, bins: int) -> jax.Array:
 
 
 def unpack_fields(rows: np.ndarray) -> dict[str, np.ndarray]:
-    """The :class:`Summary` array fields of packed rows, as arrays over the rows' leading axes."""
+    """The named statistics of packed rows, as arrays over the rows' leading axes."""
     rows = np.asarray(rows, np.int32)
     counts_end = len(_FLOAT_FIELDS) + len(_INT_FIELDS)
     floats = rows[..., : len(_FLOAT_FIELDS)].view(np.float32)
@@ -391,12 +454,10 @@ def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summa
 
     Rows stacked by ``scan`` or ``vmap`` (leading axes) give a stacked summary.
     """
-    fields = unpack_fields(row)
-    hist = fields.pop("hist")
+    row = np.asarray(row, np.int32)
     return Summary(
-        # [()] makes the fields of a single row scalars, as summarize() gives them.
-        **{name: value[()] for name, value in fields.items()},
-        hist=hist,
+        stats=row[..., : len(_FLOAT_FIELDS)].view(np.float32),
+        counts=row[..., len(_FLOAT_FIELDS) :],
         shape=tuple(shape),
         dtype=str(dtype),
         note=_note(dtype),

@@ -76,8 +76,9 @@ def test_keep_summary_computes_summaries_inside_the_jitted_step(convnet, images)
         step(convnet, images)
         sinks = [v.get_raw_value() for v in vars(convnet)["__captures__"]]
         held = jax.tree.leaves(sinks)
-    # What the compiled step handed back is the small summary, not the tensor.
-    assert held and max(leaf.size for leaf in held) <= 64
+    # What the compiled step handed back is the small summary (at most the 64
+    # histogram bins and five counts in one array), not the tensor.
+    assert held and max(leaf.size for leaf in held) <= 64 + 5
 
 
 def test_memory_stays_flat_over_many_steps(convnet, images):
@@ -437,7 +438,7 @@ def test_a_new_block_reuses_the_compiled_step_and_each_policy_traces_its_own(con
         step(convnet, images)
         held = jax.tree.leaves([v.get_raw_value() for v in vars(convnet)["__captures__"]])
     assert len(traces) == 3  # keep="summary" stores summaries: its own trace
-    assert max(leaf.size for leaf in held) <= 64
+    assert max(leaf.size for leaf in held) <= 64 + 5  # bins and counts, not the tensor
     assert all(r.value is None for r in cap.records)
 
 

@@ -109,6 +109,18 @@ def test_works_inside_jit_vmap_scan_and_nnx_jit():
     assert s.shape == (7, 3) and int(s.count) == 21
 
 
+def test_a_summary_leaves_a_compiled_step_as_two_arrays():
+    x = jax.random.normal(jax.random.key(0), (6, 5))
+    out = jax.jit(lambda x: summarize({"a": x, "b": jnp.abs(x)}, bins=8))(x)
+    leaves = jax.tree.leaves(out)
+    assert [leaf.shape for leaf in leaves] == [(6,), (5 + 8,)] * 2
+    host = np.asarray(x)
+    s = out["a"]
+    assert float(s.min) == host.min() and float(s.max) == host.max()
+    assert int(s.count) == 30 and int(s.hist.sum()) == 30 and s.hist.shape == (8,)
+    np.testing.assert_allclose(float(s.std), host.std(), rtol=1e-5)
+
+
 def test_edges_span_lo_to_hi():
     s = summarize(jnp.array([-1.0, 3.0]), bins=4)
     np.testing.assert_allclose(s.edges, [-1.0, 0.0, 1.0, 2.0, 3.0])
