@@ -25,7 +25,7 @@ import numpy as np
 
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
-from jaxcapture_nb._summary import Summary, pack_host, summarize, unpack_fields, unpack_summary
+from jaxcapture_nb._summary import Summary, summarize, unpack_summary
 
 # TensorBoard's distribution bands.
 PERCENTILES = (0, 7, 16, 31, 50, 69, 84, 93, 100)
@@ -94,34 +94,24 @@ def hist_percentiles(hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any) -
     return out.astype(np.float32).reshape(*lead, len(PERCENTILES))
 
 
-def row_stats(fields: dict[str, np.ndarray], sizes: np.ndarray) -> np.ndarray:
-    """Rows of :data:`STAT_COLUMNS` for unstacked summaries given as field arrays.
+def row_stats(summaries: Summary, sizes: np.ndarray) -> np.ndarray:
+    """Rows of :data:`STAT_COLUMNS` for host summaries stacked along their first axis.
 
     Args:
-      fields: each :class:`Summary` field as an array over the summaries (``hist``
-        with the bins last), as ``unpack_fields`` gives them.
+      summaries: one :class:`Summary` whose arrays hold a summary per row,
+        e.g. the unpacked table of many packed rows.
       sizes: the number of elements of each summarized array.
     """
+    s = summaries
     with np.errstate(invalid="ignore", divide="ignore"):
-        zero_pct = np.where(sizes > 0, 100.0 * fields["zero_count"] / sizes, np.nan)
-    columns = [
-        fields["mean"],
-        fields["std"],
-        fields["min"],
-        fields["max"],
-        zero_pct,
-        fields["nan_count"],
-        fields["posinf_count"],
-        fields["neginf_count"],
-        fields["lo"],
-        fields["hi"],
-    ]
-    percentiles = hist_percentiles(fields["hist"], fields["lo"], fields["hi"], fields["min"], fields["max"])
+        zero_pct = np.where(sizes > 0, 100.0 * s.zero_count / sizes, np.nan)
+    columns = [s.mean, s.std, s.min, s.max, zero_pct, s.nan_count, s.posinf_count, s.neginf_count, s.lo, s.hi]
+    percentiles = hist_percentiles(s.hist, s.lo, s.hi, s.min, s.max)
     return np.concatenate([np.stack(columns, -1).astype(np.float32), percentiles], axis=-1)
 
 
 def _single(value: Any) -> bool:
-    """A host summary of one array (not stacked by scan/vmap), which packs into one row."""
+    """A summary of one array (not stacked by scan/vmap): one row of a batch in ``settle``."""
     return isinstance(value, Summary) and value.reason is None and np.ndim(value.counts) == 1
 
 
@@ -316,9 +306,6 @@ class Stream:
 
     def _tree(self, step: int, labelled: list[tuple[str, Any]]) -> None:
         for label, leaf in labelled:
-            if _single(leaf):
-                # As a packed row, it joins the rows whose statistics are made at once.
-                leaf = _Row(pack_host(leaf), leaf.shape, leaf.dtype)
             self._ingest(("update", label), label, "Summary", leaf, step=step)
 
     def _scalar(self, name: str, step: int, value: float) -> None:
@@ -365,24 +352,29 @@ class Stream:
         with self.lock:
             arrived, self._arrived = self._arrived, []
         # Packed rows come to the host in one transfer, and the statistics of
-        # all single (unstacked) rows are made at once.
+        # all single (unstacked) summaries are made at once.
         fetched = iter(jax.device_get([v.row for *_, v in arrived if isinstance(v, _Row)]))
         arrived = [
-            (series, step, order, dataclasses.replace(v, row=next(fetched)) if isinstance(v, _Row) else v)
+            (
+                series,
+                step,
+                order,
+                unpack_summary(next(fetched), v.shape, v.dtype) if isinstance(v, _Row) else v,
+            )
             for series, step, order, v in arrived
         ]
-        single = [v for *_, v in arrived if isinstance(v, _Row) and v.row.ndim == 1]
+        single = [v for *_, v in arrived if _single(v)]
         if single:
-            fields = unpack_fields(np.stack([v.row for v in single]))
+            stacked = Summary(
+                stats=np.stack([v.stats for v in single]), counts=np.stack([v.counts for v in single])
+            )
             sizes = np.array([math.prod(v.shape) for v in single], np.float64)
-            batch = iter(zip(row_stats(fields, sizes), fields["hist"], strict=True))
+            batch = iter(zip(row_stats(stacked, sizes), stacked.hist, strict=True))
         for series, step, order, value in arrived:
-            if isinstance(value, _Row) and value.row.ndim == 1:
+            if _single(value):
                 self._append(series, step, order, *next(batch))
                 continue
-            if isinstance(value, _Row):
-                value = unpack_summary(value.row, value.shape, value.dtype)
-            elif not isinstance(value, Summary):
+            if not isinstance(value, Summary):
                 value = summarize(value, bins=self.bins)
             if value.reason is None:
                 self._append(series, step, order, *series.row_of(value))

@@ -29,9 +29,15 @@ _FLOAT_FIELDS = ("min", "max", "mean", "std", "lo", "hi")
 _INT_FIELDS = ("count", "nan_count", "posinf_count", "neginf_count", "zero_count")
 
 
-def _field(table: Any, i: int) -> Any:
-    """Column ``i`` of a statistics table; a scalar for an unstacked summary."""
-    return None if table is None else table[..., i][()]
+def _column(array: str, name: str, doc: str) -> property:
+    """A read-only statistic: column ``name`` of ``array``, a scalar for an unstacked summary."""
+    i = (_FLOAT_FIELDS if array == "stats" else _INT_FIELDS).index(name)
+
+    def read(self: Summary) -> Any:
+        table = getattr(self, array)
+        return None if table is None else table[..., i][()]
+
+    return property(read, doc=doc)
 
 
 @jax.tree_util.register_dataclass
@@ -76,60 +82,17 @@ class Summary:
     note: str = dataclasses.field(default="", metadata={"static": True})
     reason: str | None = dataclasses.field(default=None, metadata={"static": True})
 
-    @property
-    def min(self) -> Any:
-        """Smallest finite value."""
-        return _field(self.stats, 0)
-
-    @property
-    def max(self) -> Any:
-        """Largest finite value."""
-        return _field(self.stats, 1)
-
-    @property
-    def mean(self) -> Any:
-        """Mean of the finite values."""
-        return _field(self.stats, 2)
-
-    @property
-    def std(self) -> Any:
-        """Population standard deviation of the finite values."""
-        return _field(self.stats, 3)
-
-    @property
-    def lo(self) -> Any:
-        """Lower edge of the first bin."""
-        return _field(self.stats, 4)
-
-    @property
-    def hi(self) -> Any:
-        """Upper edge of the last bin."""
-        return _field(self.stats, 5)
-
-    @property
-    def count(self) -> Any:
-        """Number of finite values."""
-        return _field(self.counts, 0)
-
-    @property
-    def nan_count(self) -> Any:
-        """Number of NaNs."""
-        return _field(self.counts, 1)
-
-    @property
-    def posinf_count(self) -> Any:
-        """Number of +Inf values."""
-        return _field(self.counts, 2)
-
-    @property
-    def neginf_count(self) -> Any:
-        """Number of -Inf values."""
-        return _field(self.counts, 3)
-
-    @property
-    def zero_count(self) -> Any:
-        """Number of exact zeros."""
-        return _field(self.counts, 4)
+    min = _column("stats", "min", "Smallest finite value.")
+    max = _column("stats", "max", "Largest finite value.")
+    mean = _column("stats", "mean", "Mean of the finite values.")
+    std = _column("stats", "std", "Population standard deviation of the finite values.")
+    lo = _column("stats", "lo", "Lower edge of the first bin.")
+    hi = _column("stats", "hi", "Upper edge of the last bin.")
+    count = _column("counts", "count", "Number of finite values.")
+    nan_count = _column("counts", "nan_count", "Number of NaNs.")
+    posinf_count = _column("counts", "posinf_count", "Number of +Inf values.")
+    neginf_count = _column("counts", "neginf_count", "Number of -Inf values.")
+    zero_count = _column("counts", "zero_count", "Number of exact zeros.")
 
     @property
     def hist(self) -> Any:
@@ -392,18 +355,6 @@ def _pack(summaries: list[Summary]) -> jax.Array:
     return jnp.concatenate(rows)
 
 
-def pack_host(summary: Summary) -> np.ndarray:
-    """The packed row of an unstacked summary whose arrays are on the host.
-
-    Example:
-      >>> s = summarize(np.array([1.0, 2.0]), bins=2)
-      >>> np.array_equal(unpack_summary(pack_host(s), (2,), "float32").counts, s.counts)
-      True
-    """
-    stats = np.asarray(summary.stats, np.float32).view(np.int32)
-    return np.concatenate([stats, np.asarray(summary.counts, np.int32)])
-
-
 @functools.partial(jax.jit, static_argnames="bins")
 def _summarize_packed(leaves: list[jax.Array], bins: int) -> jax.Array:
     """:func:`_summarize_leaves`, returned as one packed table in leaf order."""
@@ -434,19 +385,6 @@ class PendingSummaries:
 def packed_summary(x: jax.Array, bins: int) -> jax.Array:
     """One array's summary as one packed int32 row. Traceable."""
     return _pack([_summarize_array(x, bins)])[0]
-
-
-def unpack_fields(rows: np.ndarray) -> dict[str, np.ndarray]:
-    """The named statistics of packed rows, as arrays over the rows' leading axes."""
-    rows = np.asarray(rows, np.int32)
-    counts_end = len(_FLOAT_FIELDS) + len(_INT_FIELDS)
-    floats = rows[..., : len(_FLOAT_FIELDS)].view(np.float32)
-    ints = rows[..., len(_FLOAT_FIELDS) : counts_end]
-    return {
-        **{f: floats[..., i] for i, f in enumerate(_FLOAT_FIELDS)},
-        **{f: ints[..., i] for i, f in enumerate(_INT_FIELDS)},
-        "hist": rows[..., counts_end:],
-    }
 
 
 def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summary:

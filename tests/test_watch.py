@@ -12,7 +12,7 @@ from models import Block, Stack
 
 from jaxcapture_nb import Gradient, NonFiniteError, capture, summarize, watch
 from jaxcapture_nb._stream import STAT_COLUMNS, SiteSeries, row_stats
-from jaxcapture_nb._summary import packed_summary, unpack_fields, unpack_summary
+from jaxcapture_nb._summary import packed_summary, unpack_summary
 from jaxcapture_nb._watch import PUBLISH_SECONDS
 
 
@@ -315,7 +315,8 @@ def test_rows_made_in_one_batch_match_one_summary_at_a_time():
         jnp.full(3, jnp.nan),
     ]
     rows = np.stack([np.asarray(packed_summary(a, 16)) for a in arrays])
-    batch = row_stats(unpack_fields(rows), np.array([a.size for a in arrays], np.float64))
+    stacked = unpack_summary(rows, (), "float32")  # one summary per row
+    batch = row_stats(stacked, np.array([a.size for a in arrays], np.float64))
     series = SiteSeries("site", "Intermediate", 16, 4)
     for a, row, got in zip(arrays, rows, batch, strict=True):
         want, _ = series.row_of(unpack_summary(row, a.shape, a.dtype))
