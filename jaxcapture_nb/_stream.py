@@ -282,27 +282,35 @@ class Stream:
         labels = [jax.tree_util.keystr(k, simple=True, separator=".") or "value" for k, _ in paths]
         return [(i, label) for i, label in enumerate(labels) if self._accepts_site(label)]
 
-    def settle(self) -> None:
-        """Fetches and records what :meth:`log` and :meth:`update` queued.
+    def settle(self, wait: bool = True) -> None:
+        """Fetches and records what arrived and what :meth:`log` and :meth:`update` queued.
 
-        Blocks the calling thread until those device values are ready, so call
-        it from a background thread while training runs. Calls from several
-        threads take turns, so rows are always recorded in the order they came.
+        Calls from several threads take turns, so rows are always recorded in
+        the order they came.
+
+        Args:
+          wait: wait until the device has computed every queued value, and
+            record them all. False records only the values already computed
+            and leaves the rest for a later call: a training loop dispatches
+            steps ahead of the device, and waiting for the last one queued
+            would hold the view back by every step the loop has queued.
         """
         with self._settling:
-            self._settle()
+            self._settle(wait)
 
-    def _settle(self) -> None:
+    def _settle(self, wait: bool) -> None:
         with self.lock:
-            queued, self._queued = self._queued, []
-        # One transfer for all queued arrays; the labels pass through as they are.
-        fetched = jax.device_get([payload if kind == "tree" else payload[1] for kind, _, payload in queued])
+            queued = self._queued
+            done = len(queued) if wait else _computed_prefix(queued, lambda item: item[2])
+            queued, self._queued = queued[:done], queued[done:]
+        # The labels pass through as they are.
+        fetched = _fetch([payload if kind == "tree" else payload[1] for kind, _, payload in queued])
         for (kind, step, payload), values in zip(queued, fetched, strict=True):
             if kind == "scalar":
                 self._scalar(payload[0], step, float(np.asarray(values, np.float64).mean()))
             else:
                 self._tree(step, values)
-        self._record_arrived()
+        self._record_arrived(wait)
 
     def _tree(self, step: int, labelled: list[tuple[str, Any]]) -> None:
         for label, leaf in labelled:
@@ -348,12 +356,13 @@ class Stream:
             self._first_nonfinite_at = (step, order)
             self.first_nonfinite = (_flag_name(series), step)
 
-    def _record_arrived(self) -> None:
+    def _record_arrived(self, wait: bool) -> None:
         with self.lock:
-            arrived, self._arrived = self._arrived, []
-        # Packed rows come to the host in one transfer, and the statistics of
-        # all single (unstacked) summaries are made at once.
-        fetched = iter(jax.device_get([v.row for *_, v in arrived if isinstance(v, _Row)]))
+            arrived = self._arrived
+            done = len(arrived) if wait else _computed_prefix(arrived, _device_part)
+            arrived, self._arrived = arrived[:done], arrived[done:]
+        # The statistics of all single (unstacked) summaries are made at once.
+        fetched = iter(_fetch([v.row for *_, v in arrived if isinstance(v, _Row)]))
         arrived = [
             (
                 series,
@@ -403,6 +412,35 @@ class Stream:
                 for t in (s.steps, s.stats, s.hists)
             ]
             return sum(t.nbytes for t in tables)
+
+
+def _device_part(arrival: tuple[SiteSeries, int, int, Any]) -> Any:
+    """What of an arrived value may still be on its way from the device."""
+    value = arrival[-1]
+    return value.row if isinstance(value, _Row) else value
+
+
+def _fetch(tree: Any) -> Any:
+    """``tree`` with its device arrays copied to NumPy arrays.
+
+    For the small arrays of summaries, ``np.asarray`` on each costs about a
+    quarter of what ``jax.device_get`` does, which is made for large arrays:
+    it first starts an asynchronous copy of every one.
+    """
+    return jax.tree.map(lambda leaf: np.asarray(leaf) if isinstance(leaf, jax.Array) else leaf, tree)
+
+
+def _computed_prefix(items: list[Any], values: Any) -> int:
+    """How many of ``items``, from the first, hold only arrays the device has finished computing.
+
+    Steps finish in the order they were dispatched, so the first item whose
+    ``values(item)`` is still being computed ends the prefix.
+    """
+    for i, item in enumerate(items):
+        leaves = jax.tree.leaves(values(item))
+        if not all(leaf.is_ready() for leaf in leaves if isinstance(leaf, jax.Array)):
+            return i
+    return len(items)
 
 
 def _site(path: tuple[Any, ...], var_type: Any, name: str) -> tuple[Any, str, str]:

@@ -8,9 +8,9 @@ carries the rows out as outputs. As the call returns, the sink is rebuilt
 around the new rows and hands them, still on the device, to the stream. The
 rows stay in the state and the next call takes them in and replaces them,
 so the step is traced twice (the first call's input had no rows) and then
-reused. The loop never waits: the rows are fetched, many steps at a time,
-by a background thread that also refreshes the :class:`LiveView` at most
-ten times a second.
+reused. The loop never waits: ten times a second, a background thread
+fetches the rows of the steps the device has finished and refreshes the
+:class:`LiveView`.
 
 Host callbacks were the other way out, but on the CPU a program with a
 host callback runs synchronously, so the loop could no longer queue the next
@@ -88,7 +88,7 @@ class Watch:
 
     def _publish(self) -> None:
         while not self._stop.wait(PUBLISH_SECONDS):
-            self.stream.settle()
+            self.stream.settle(wait=False)
             self.view.publish()
 
     def log(self, step: int | None = None, **scalars: Any) -> None:

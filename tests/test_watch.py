@@ -104,6 +104,54 @@ def test_a_copy_of_the_watched_state_rebuilt_later_records_nothing(setup):
     assert [r.site for r in cap.records] == ["act"]
 
 
+def slow_matmuls(x, iterations=300):
+    """About a second of device work on a CPU: still running long after the call returns."""
+    return jax.lax.fori_loop(0, iterations, lambda _, a: jnp.tanh(a @ a) / 16, x)
+
+
+def test_the_background_settle_records_finished_steps_in_order_and_leaves_the_rest(monkeypatch):
+    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 3600.0)  # settled by hand here
+    x = jax.random.normal(jax.random.key(0), (512, 512))
+    slow = jax.jit(lambda x: summarize(slow_matmuls(x), bins=16))
+    jax.block_until_ready(slow(x))  # compiled
+    done = jax.block_until_ready(jax.jit(lambda x: summarize(x, bins=16))(x))
+    with watch(bins=16, display=False) as w:
+        pending = slow(x)
+        w.update(0, done)
+        w.update(1, pending)
+        w.update(2, done)
+        w.stream.settle(wait=False)
+        assert not pending.counts.is_ready()  # a second of work: the settle saw it running
+        value = w.stream.series[("update", "value")]
+        # Step 2 is finished too, but waits behind step 1 so rows keep their order.
+        assert value.steps[: value.size].tolist() == [0]
+        w.stream.settle()
+        assert value.steps[: value.size].tolist() == [0, 1, 2]
+
+
+def test_rows_of_a_step_still_running_wait_for_a_later_settle(monkeypatch):
+    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 3600.0)
+
+    class Slow(nnx.Module):
+        def __call__(self, x, iterations):
+            y = slow_matmuls(x, iterations)
+            self.sow(nnx.Intermediate, "y", y)
+            return y
+
+    model = Slow()
+    x = jax.random.normal(jax.random.key(0), (512, 512))
+    step = nnx.jit(lambda model, x, iterations: model(x, iterations), static_argnums=2)
+    with watch(model, display=False) as w:
+        for iterations in (1, 1, 300, 1):
+            out = step(model, x, iterations)
+        w.stream.settle(wait=False)
+        running = not out.is_ready()
+        y = w.stream.series[((), "Intermediate", "y")]
+        assert (y.calls, y.size) == (4, 2) and running
+        w.stream.settle()
+        assert y.size == 4
+
+
 def test_every_records_one_step_in_n(setup):
     model, optimizer, x, y = setup
     step = make_step([])
