@@ -43,6 +43,7 @@ STAT_COLUMNS = (
     "hi",
     *(f"p{q}" for q in PERCENTILES),
 )
+_FRACTIONS = np.array(PERCENTILES) / 100
 
 
 class NonFiniteError(RuntimeError):
@@ -74,22 +75,25 @@ def hist_percentiles(hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any) -
     """
     hist = np.asarray(hist)
     lead, bins = hist.shape[:-1], hist.shape[-1]
-    counts = hist.reshape(-1, bins).astype(np.float64)
-    flat = [np.broadcast_to(np.asarray(a, np.float64), lead).reshape(-1) for a in (lo, hi, vmin, vmax)]
-    lo, hi, vmin, vmax = flat
-    edges = np.linspace(lo, hi, bins + 1, axis=-1)
-    cumulative = np.concatenate([np.zeros((len(counts), 1)), np.cumsum(counts, axis=1)], axis=1)
+    counts = hist.reshape(-1, bins)
+    n = len(counts)
+    lo, hi, vmin, vmax = (
+        np.broadcast_to(np.asarray(a, np.float64), lead).reshape(n, 1) for a in (lo, hi, vmin, vmax)
+    )
+    cumulative = np.zeros((n, bins + 1))
+    np.cumsum(counts, axis=1, out=cumulative[:, 1:])
     total = cumulative[:, -1:]
-    targets = np.array(PERCENTILES) / 100 * total
+    targets = _FRACTIONS * total
     # As np.interp does: the last cumulative count at or below each target,
-    # and a straight line to the next one.
+    # and a straight line to the next one. Bin edge k is lo + k * width.
     below = np.minimum((cumulative[:, None, :] <= targets[:, :, None]).sum(-1) - 1, bins)
     above = np.minimum(below + 1, bins)
-    c0, c1 = np.take_along_axis(cumulative, below, 1), np.take_along_axis(cumulative, above, 1)
-    e0, e1 = np.take_along_axis(edges, below, 1), np.take_along_axis(edges, above, 1)
+    rows = np.arange(n)[:, None]
+    c0, c1 = cumulative[rows, below], cumulative[rows, above]
+    width = (hi - lo) / bins
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.where(c1 > c0, (e1 - e0) / (c1 - c0) * (targets - c0) + e0, e0)
-    out[:, 0], out[:, -1] = vmin, vmax
+        out = lo + np.where(c1 > c0, below + (targets - c0) / (c1 - c0), below) * width
+    out[:, 0], out[:, -1] = vmin[:, 0], vmax[:, 0]
     out[total[:, 0] == 0] = np.nan
     return out.astype(np.float32).reshape(*lead, len(PERCENTILES))
 
@@ -437,7 +441,8 @@ def _computed_prefix(items: list[Any], values: Any) -> int:
     ``values(item)`` is still being computed ends the prefix.
     """
     for i, item in enumerate(items):
-        leaves = jax.tree.leaves(values(item))
+        value = values(item)
+        leaves = [value] if isinstance(value, jax.Array) else jax.tree.leaves(value)
         if not all(leaf.is_ready() for leaf in leaves if isinstance(leaf, jax.Array)):
             return i
     return len(items)

@@ -393,13 +393,21 @@ def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summa
     Rows stacked by ``scan`` or ``vmap`` (leading axes) give a stacked summary.
     """
     row = np.asarray(row, np.int32)
+    name, note = _dtype_name_and_note(dtype)
     return Summary(
         stats=row[..., : len(_FLOAT_FIELDS)].view(np.float32),
         counts=row[..., len(_FLOAT_FIELDS) :],
         shape=tuple(shape),
-        dtype=str(dtype),
-        note=_note(dtype),
+        dtype=name,
+        note=note,
     )
+
+
+@functools.cache
+def _dtype_name_and_note(dtype: Any) -> tuple[str, str]:
+    # A watched step unpacks a row per site and step: naming a dtype costs
+    # more than the rest of the unpacking.
+    return str(dtype), _note(dtype)
 
 
 def is_concrete_numeric(x: Any) -> bool:
