@@ -230,6 +230,17 @@ class Stream:
         if self.accepts(path, name):
             self._ingest(*_site(path, var_type, name), value)
 
+    def expect(self, path: tuple[Any, ...], var_type: Any, name: str) -> None:
+        """Lists a site that a program being traced will send by host callback.
+
+        Callbacks of sites that do not depend on each other may run at the
+        same time and arrive in either order; listing each site as it is
+        traced keeps the view's sites in the order the model computes them.
+        """
+        if self.accepts(path, name):
+            with self.lock:
+                self._series(*_site(path, var_type, name))
+
     def add_row(
         self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int | None = None
     ) -> None:
@@ -343,9 +354,7 @@ class Stream:
         if not isinstance(value, Summary | _Row | jax.Array | np.ndarray):
             return
         with self.lock:
-            series = self.series.get(key)
-            if series is None:
-                series = self.series[key] = SiteSeries(label, kind, self.bins, self.keep_steps)
+            series = self._series(key, label, kind)
             call = series.calls
             series.calls += 1
             if call % self.every:
@@ -353,6 +362,12 @@ class Stream:
             step = call if step is None else step
             order = next(self._arrivals) if order is None else order
             self._arrived.append((series, step, order, value))
+
+    def _series(self, key: Any, label: str, kind: str) -> SiteSeries:
+        series = self.series.get(key)
+        if series is None:
+            series = self.series[key] = SiteSeries(label, kind, self.bins, self.keep_steps)
+        return series
 
     def _flag(self, series: SiteSeries, step: int, order: int) -> None:
         """Notes a site that held a NaN or Inf, keeping the earliest step and, within it, site."""

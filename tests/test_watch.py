@@ -11,7 +11,7 @@ from flax import nnx
 from models import Block, Stack
 
 from jaxcapture_nb import Gradient, NonFiniteError, capture, summarize, watch
-from jaxcapture_nb._stream import STAT_COLUMNS, SiteSeries, row_stats
+from jaxcapture_nb._stream import STAT_COLUMNS, SiteSeries, Stream, row_stats
 from jaxcapture_nb._summary import packed_summary, unpack_summary
 from jaxcapture_nb._watch import PUBLISH_SECONDS
 
@@ -195,6 +195,26 @@ def test_gradients_of_perturbed_values_match_jax_grad_by_hand(setup):
     assert row(grad, 0, "mean") == pytest.approx(float(want.mean()), rel=1e-4, abs=1e-9)
     assert row(grad, 0, "std") == pytest.approx(float(want.std()), rel=1e-4)
     assert row(value, 0, "mean") == pytest.approx(float(hidden.mean()), rel=1e-5)
+
+
+def test_sites_sent_by_callback_are_listed_in_the_order_the_model_computes_them(setup, monkeypatch):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    listed_at_arrivals = []
+    add_row = Stream.add_row
+
+    def note_arrival(self, *args, **kwargs):
+        listed_at_arrivals.append(list(self.series))
+        add_row(self, *args, **kwargs)
+
+    monkeypatch.setattr(Stream, "add_row", note_arrival)
+    with watch(model, grads=True, display=False) as w:
+        step(model, optimizer, x, y)
+    # Listed as traced, forward then backward, before any callback ran: the
+    # callbacks of the activation and of the gradient may run in either order.
+    order = [((), "Perturbation", "h"), ((), "Intermediate", "act"), ((), "Gradient", "h")]
+    assert listed_at_arrivals == [order] * 3
+    assert list(w.stream.series) == order
 
 
 def test_the_first_nonfinite_step_and_site_are_flagged(setup):

@@ -272,6 +272,8 @@ def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) 
         recorder.add(path, var_type, name, value)
         return
     _callback_routes.add(route)
+    if recorder.keep == "stream":
+        recorder.expect(path, var_type, name)
     # A recorder that keeps only summaries gets one small array, not the tensor.
     if recorder.keep in ("stream", "summary"):
         layout = (tuple(value.shape), value.dtype)
