@@ -113,7 +113,7 @@ class Recorder:
             self._add(path, var_type, name, value)
 
     def add_row(
-        self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int | None = None
+        self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int
     ) -> None:
         """Records the summary a compiled program sent as one packed row (see ``packed_summary``).
 

@@ -242,7 +242,7 @@ class Stream:
                 self._series(*_site(path, var_type, name))
 
     def add_row(
-        self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int | None = None
+        self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int
     ) -> None:
         """Records a packed summary row a compiled program sent; it is read in :meth:`settle`.
 
@@ -253,8 +253,7 @@ class Stream:
           row: the packed row (see ``packed_summary``), on the device or the host.
           layout: the shape and dtype of the summarized array.
           order: when the site was sowed in the step's trace; among sites
-            that hold a NaN in the same step, the earliest is flagged. None:
-            rows arrive in execution order (host callbacks).
+            that hold a NaN in the same step, the earliest is flagged.
 
         Rows exist only for sites that ``include`` accepted when they were sowed.
         """

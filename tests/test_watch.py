@@ -250,6 +250,27 @@ def test_among_sites_that_go_nonfinite_in_one_step_the_first_in_execution_order_
     assert w.stream.first_nonfinite == ("b_first.act", 2)
 
 
+def test_with_grads_the_first_site_traced_is_flagged_whichever_callback_runs_first(setup, monkeypatch):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    orders = {}
+    add_row = Stream.add_row
+
+    def note_order(self, path, var_type, name, row, layout, order):
+        orders.setdefault(var_type.__name__, set()).add(order)
+        add_row(self, path, var_type, name, row, layout, order)
+
+    monkeypatch.setattr(Stream, "add_row", note_order)
+    with watch(model, grads=True, display=False) as w:
+        for i in range(3):
+            step(model, optimizer, x.at[0, 0].set(jnp.nan) if i == 2 else x, y)
+    # Every callback carries when its site was traced, the same on each call.
+    (value,), (act,), (grad,) = orders["Perturbation"], orders["Intermediate"], orders["Gradient"]
+    assert value < act < grad
+    # All three hold a NaN at step 2; the perturbed value was traced first.
+    assert w.stream.first_nonfinite == ("h (Perturbation)", 2)
+
+
 def test_scanned_layers_stream_one_stacked_row_per_step():
     model = Stack(3, 4, nnx.Rngs(0))
     forward = nnx.jit(lambda model, x: model(x))

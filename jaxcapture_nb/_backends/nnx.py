@@ -243,13 +243,15 @@ jax.tree_util.register_pytree_with_keys(_Sink, _Sink._flatten_with_keys, _Sink._
 _callback_routes: set[int] = set()
 
 
-def _arrive(route: int, path: tuple[Any, ...], var_type: type, name: str, layout: Any, *arrays: Any) -> None:
+def _arrive(
+    route: int, path: tuple[Any, ...], var_type: type, name: str, layout: Any, order: int, *arrays: Any
+) -> None:
     """Host side of a callback from a compiled program: records what it sent."""
     capture = _ROUTES.get(route)
     if capture is None:
         return
     if layout is not None:
-        capture.recorder.add_row(path, var_type, name, arrays[0], layout)
+        capture.recorder.add_row(path, var_type, name, arrays[0], layout, order)
     else:
         capture.recorder.add(path, var_type, name, arrays[0])
 
@@ -272,6 +274,9 @@ def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) 
         recorder.add(path, var_type, name, value)
         return
     _callback_routes.add(route)
+    # Callbacks of sites that do not depend on each other may run at the same
+    # time, so each carries when it was traced, as a compiled step's rows do.
+    order = next(_trace_counter)
     if recorder.keep == "stream":
         recorder.expect(path, var_type, name)
     # A recorder that keeps only summaries gets one small array, not the tensor.
@@ -280,7 +285,7 @@ def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) 
         arrays = (packed_summary(value, recorder.bins),)
     else:
         layout, arrays = None, (value,)
-    jax.debug.callback(functools.partial(_arrive, route, path, var_type, name, layout), *arrays)
+    jax.debug.callback(functools.partial(_arrive, route, path, var_type, name, layout, order), *arrays)
 
 
 class _GradientTap:
