@@ -1,5 +1,6 @@
 """Interleaved timing: every variant runs once per round, medians reported."""
 
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -17,6 +18,9 @@ def samples(
 
     Running the variants in turn within each round exposes them to the same
     machine noise, so their ratios are meaningful even when absolute times drift.
+    Each round runs them in a new order (shuffled with a fixed seed), so no
+    variant always runs first, or always right after one whose leftover
+    background work it would pay for.
     ``reset`` runs, untimed, before every call, so each starts from the same state.
     """
     for fn in variants.values():
@@ -24,8 +28,12 @@ def samples(
             reset()
             jax.block_until_ready(fn())
     times: dict[str, list[float]] = {name: [] for name in variants}
+    order = list(variants)
+    shuffle = random.Random(0).shuffle
     for _ in range(rounds):
-        for name, fn in variants.items():
+        shuffle(order)
+        for name in order:
+            fn = variants[name]
             reset()
             start = time.perf_counter()
             jax.block_until_ready(fn())

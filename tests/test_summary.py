@@ -12,7 +12,7 @@ import pytest
 from flax import nnx
 
 from jaxcapture_nb import Summary, summarize
-from jaxcapture_nb._summary import _summarize_packed
+from jaxcapture_nb._summary import _histogram, _summarize_packed
 
 
 def reference(x: np.ndarray, summary: Summary) -> None:
@@ -119,6 +119,15 @@ def test_a_summary_leaves_a_compiled_step_as_two_arrays():
     assert float(s.min) == host.min() and float(s.max) == host.max()
     assert int(s.count) == 30 and int(s.hist.sum()) == 30 and s.hist.shape == (8,)
     np.testing.assert_allclose(float(s.std), host.std(), rtol=1e-5)
+
+
+def test_histogram_counts_stay_exact_when_the_scatter_sums_wrap():
+    # Each table cell sums its own code once per pair, so a cell seen a
+    # million times holds a multiple of its code far past 2**31.
+    rng = np.random.default_rng(0)
+    index = np.where(rng.random(3_000_001) < 0.9, 66, rng.integers(0, 68, 3_000_001)).astype(np.int32)
+    counts = jax.jit(_histogram, static_argnums=1)(jnp.asarray(index), 68)
+    np.testing.assert_array_equal(np.asarray(counts), np.bincount(index, minlength=68))
 
 
 def test_edges_span_lo_to_hi():
