@@ -112,6 +112,12 @@ class Recorder:
         with self._lock:
             self._add(path, var_type, name, value)
 
+    def expect(self, path: tuple[Any, ...], var_type: Any, name: str) -> None:
+        """Called as a program being traced sets up a host callback for a site.
+
+        Nothing to list ahead here: records keep the order values arrive in.
+        """
+
     def add_row(
         self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int
     ) -> None:

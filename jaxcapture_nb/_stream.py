@@ -18,6 +18,7 @@ import itertools
 import math
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -448,14 +449,14 @@ def _fetch(tree: Any) -> Any:
     return jax.tree.map(lambda leaf: np.asarray(leaf) if isinstance(leaf, jax.Array) else leaf, tree)
 
 
-def _computed_prefix(items: list[Any], values: Any) -> int:
+def _computed_prefix(items: list[Any], arrays_of: Callable[[Any], Any]) -> int:
     """How many of ``items``, from the first, hold only arrays the device has finished computing.
 
     Steps finish in the order they were dispatched, so the first item whose
-    ``values(item)`` is still being computed ends the prefix.
+    ``arrays_of(item)`` is still being computed ends the prefix.
     """
     for i, item in enumerate(items):
-        value = values(item)
+        value = arrays_of(item)
         leaves = [value] if isinstance(value, jax.Array) else jax.tree.leaves(value)
         if not all(leaf.is_ready() for leaf in leaves if isinstance(leaf, jax.Array)):
             return i

@@ -277,8 +277,7 @@ def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) 
     # Callbacks of sites that do not depend on each other may run at the same
     # time, so each carries when it was traced, as a compiled step's rows do.
     order = next(_trace_counter)
-    if recorder.keep == "stream":
-        recorder.expect(path, var_type, name)
+    recorder.expect(path, var_type, name)
     # A recorder that keeps only summaries gets one small array, not the tensor.
     if recorder.keep in ("stream", "summary"):
         layout = (tuple(value.shape), value.dtype)
