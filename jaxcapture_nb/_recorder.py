@@ -17,6 +17,7 @@ from jaxcapture_nb._records import Record, is_array, shape_and_dtype
 from jaxcapture_nb._summary import (
     PendingSummaries,
     Summary,
+    check_bins,
     fetch_summaries,
     is_concrete_numeric,
     summarize,
@@ -74,8 +75,7 @@ class Recorder:
     def __init__(self, keep: str = "all", bins: int = 64, include: Include = None, grads: bool = False):
         if keep not in KEEP_MODES:
             raise ValueError(f"keep={keep!r} is not one of {', '.join(map(repr, KEEP_MODES))}")
-        if not isinstance(bins, int) or bins < 1:
-            raise ValueError(f"bins must be a positive integer, got {bins!r}")
+        check_bins(bins)
         self.keep = keep
         self.bins = bins
         self.grads = grads

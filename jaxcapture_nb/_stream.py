@@ -26,7 +26,7 @@ import numpy as np
 
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
-from jaxcapture_nb._summary import Summary, summarize, unpack_summary
+from jaxcapture_nb._summary import Summary, check_bins, summarize, unpack_summary
 
 # TensorBoard's distribution bands.
 PERCENTILES = (0, 7, 16, 31, 50, 69, 84, 93, 100)
@@ -195,6 +195,7 @@ class Stream:
     keep = "stream"
 
     def __init__(self, *, bins: int, include: Include, every: int, keep_steps: int, grads: bool):
+        check_bins(bins)
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every must be a positive integer, got {every!r}")
         if not isinstance(keep_steps, int) or keep_steps < 2:

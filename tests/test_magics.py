@@ -103,7 +103,7 @@ def test_a_failing_cell_fails_keeps_the_partial_capture_and_leaves_the_model_cle
         ("model --keep often", "invalid choice: 'often'"),
         ("model --types Param2", "'Param2' is not an nnx.Variable type"),
         ("model --include (", "not a valid regular expression"),
-        ("model --bins 0", "--bins must be a positive integer"),
+        ("model --bins 0", "--bins must be an integer from 1 to 65536"),
         ("model --every 5", "--every applies to --stream"),
         ("model --stream --keep last", "drop --keep, --methods and --types"),
         ("model --stream --every 0", "every must be a positive integer"),

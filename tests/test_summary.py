@@ -12,7 +12,7 @@ import pytest
 from flax import nnx
 
 from jaxcapture_nb import Summary, summarize
-from jaxcapture_nb._summary import _histogram, _summarize_packed
+from jaxcapture_nb._summary import MAX_BINS, _histogram, _summarize_packed
 
 
 def reference(x: np.ndarray, summary: Summary) -> None:
@@ -136,9 +136,26 @@ def test_edges_span_lo_to_hi():
     assert s.bins == 4
 
 
-def test_bad_bins_is_a_clear_error():
-    with pytest.raises(ValueError, match="bins must be a positive integer"):
-        summarize(jnp.ones(3), bins=0)
+@pytest.mark.parametrize("bins", [0, MAX_BINS + 1, 2.5, True])
+def test_bad_bins_is_a_clear_error(bins):
+    with pytest.raises(ValueError, match=f"bins must be an integer from 1 to {MAX_BINS}"):
+        summarize(jnp.ones(3), bins=bins)
+
+
+@pytest.mark.parametrize("bins", [1, 3, 64, 250, 256, 1000, MAX_BINS])
+def test_every_value_lands_in_its_bin_for_any_number_of_bins(bins):
+    # Past 250 bins the values are no longer counted in pairs; with 2**16
+    # bins the bin is read from the lowest mantissa bits the index uses.
+    # The range is [0, bins], so bin k holds k + 0.5, the zeros and 0.5
+    # itself go to bin 0, and ``bins`` to the last bin.
+    k = np.random.default_rng(0).integers(0, bins, 40_001)
+    x = np.concatenate([np.zeros(7), k + 0.5, [float(bins)]]).astype(np.float32)
+    s = summarize(jnp.asarray(x), bins=bins)
+    expected = np.bincount(k, minlength=bins)
+    expected[0] += 7
+    expected[-1] += 1
+    assert (float(s.lo), float(s.hi), int(s.zero_count)) == (0.0, float(bins), 7)
+    np.testing.assert_array_equal(s.hist, expected)
 
 
 SHARDED = textwrap.dedent(

@@ -394,6 +394,8 @@ def test_bad_arguments_are_refused_with_the_fix():
         watch(every=0)
     with pytest.raises(ValueError, match="keep_steps"):
         watch(keep_steps=1)
+    with pytest.raises(ValueError, match="bins must be an integer from 1 to"):
+        watch(bins=0)
     with pytest.raises(TypeError, match="w.update"):
         watch(object())
 
