@@ -26,7 +26,14 @@ import numpy as np
 
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
-from jaxcapture_nb._summary import Summary, check_bins, summarize, unpack_summary
+from jaxcapture_nb._summary import (
+    FLOAT_FIELDS,
+    INT_FIELDS,
+    Summary,
+    check_bins,
+    summarize,
+    unpack_summary,
+)
 
 # TensorBoard's distribution bands.
 PERCENTILES = (0, 7, 16, 31, 50, 69, 84, 93, 100)
@@ -45,6 +52,12 @@ STAT_COLUMNS = (
     *(f"p{q}" for q in PERCENTILES),
 )
 _FRACTIONS = np.array(PERCENTILES) / 100
+# Where a summary's float statistics and its non-finite counts go in a row.
+_FLOAT_COLUMNS = [STAT_COLUMNS.index(name) for name in FLOAT_FIELDS]
+_NONFINITE_COLUMNS = [STAT_COLUMNS.index(name) for name in ("nan", "posinf", "neginf")]
+_NONFINITE_FIELDS = [INT_FIELDS.index(f"{name}_count") for name in ("nan", "posinf", "neginf")]
+_ZERO_PCT = STAT_COLUMNS.index("zero_pct")
+_FIRST_PERCENTILE = STAT_COLUMNS.index("p0")
 
 
 class NonFiniteError(RuntimeError):
@@ -78,9 +91,7 @@ def hist_percentiles(hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any) -
     lead, bins = hist.shape[:-1], hist.shape[-1]
     counts = hist.reshape(-1, bins)
     n = len(counts)
-    lo, hi, vmin, vmax = (
-        np.broadcast_to(np.asarray(a, np.float64), lead).reshape(n, 1) for a in (lo, hi, vmin, vmax)
-    )
+    lo, hi, vmin, vmax = (_per_histogram(a, lead) for a in (lo, hi, vmin, vmax))
     cumulative = np.zeros((n, bins + 1))
     np.cumsum(counts, axis=1, out=cumulative[:, 1:])
     total = cumulative[:, -1:]
@@ -91,9 +102,9 @@ def hist_percentiles(hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any) -
     above = np.minimum(below + 1, bins)
     rows = np.arange(n)[:, None]
     c0, c1 = cumulative[rows, below], cumulative[rows, above]
-    width = (hi - lo) / bins
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = lo + np.where(c1 > c0, below + (targets - c0) / (c1 - c0), below) * width
+    rise = c1 - c0
+    within = np.divide(targets - c0, rise, out=np.zeros_like(rise), where=rise > 0)
+    out = lo + (below + within) * ((hi - lo) / bins)
     out[:, 0], out[:, -1] = vmin[:, 0], vmax[:, 0]
     out[total[:, 0] == 0] = np.nan
     return out.astype(np.float32).reshape(*lead, len(PERCENTILES))
@@ -107,12 +118,22 @@ def row_stats(summaries: Summary, sizes: np.ndarray) -> np.ndarray:
         e.g. the unpacked table of many packed rows.
       sizes: the number of elements of each summarized array.
     """
-    s = summaries
-    with np.errstate(invalid="ignore", divide="ignore"):
-        zero_pct = np.where(sizes > 0, 100.0 * s.zero_count / sizes, np.nan)
-    columns = [s.mean, s.std, s.min, s.max, zero_pct, s.nan_count, s.posinf_count, s.neginf_count, s.lo, s.hi]
-    percentiles = hist_percentiles(s.hist, s.lo, s.hi, s.min, s.max)
-    return np.concatenate([np.stack(columns, -1).astype(np.float32), percentiles], axis=-1)
+    stats, counts = summaries.stats, summaries.counts
+    out = np.empty((len(stats), len(STAT_COLUMNS)), np.float32)
+    out[:, _FLOAT_COLUMNS] = stats
+    out[:, _NONFINITE_COLUMNS] = counts[:, _NONFINITE_FIELDS]
+    zeros = counts[:, INT_FIELDS.index("zero_count")]
+    out[:, _ZERO_PCT] = np.divide(100.0 * zeros, sizes, out=np.full(len(sizes), np.nan), where=sizes > 0)
+    out[:, _FIRST_PERCENTILE:] = hist_percentiles(
+        summaries.hist, summaries.lo, summaries.hi, summaries.min, summaries.max
+    )
+    return out
+
+
+def _per_histogram(a: Any, lead: tuple[int, ...]) -> np.ndarray:
+    """``a`` as a float64 column with one row per histogram of leading shape ``lead``."""
+    a = np.asarray(a, np.float64)
+    return (a if a.shape == lead else np.broadcast_to(a, lead)).reshape(-1, 1)
 
 
 def _single(value: Any) -> bool:
@@ -212,7 +233,7 @@ class Stream:
         self.started = time.perf_counter()
         self.lock = threading.RLock()
         self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
-        self._queued: list[tuple[str, int, Any]] = []
+        self._scalars_queued: list[tuple[str, int, Any]] = []  # (name, step, value)
         self._selected: dict[Any, list[tuple[int, str]]] = {}  # update()'s leaves per tree structure
         self._arrived: list[tuple[SiteSeries, int, Any]] = []
 
@@ -266,10 +287,10 @@ class Stream:
     def log(self, step: int, scalars: dict[str, Any]) -> None:
         """Queues scalars (device arrays are read later, off the loop's thread)."""
         with self.lock:
-            self._queued.extend(("scalar", step, (name, value)) for name, value in scalars.items())
+            self._scalars_queued.extend((name, step, value) for name, value in scalars.items())
 
     def update(self, step: int, summaries: Any) -> None:
-        """Queues a pytree of :class:`Summary` (or arrays) made by the user's step.
+        """Records a pytree of :class:`Summary` (or arrays) made by the user's step.
 
         Only the leaves ``include`` selects are kept. Nothing is read or
         computed here: :meth:`settle` fetches the summaries' arrays later.
@@ -286,7 +307,8 @@ class Stream:
                     f"{self.bins}; make it with summarize(..., bins={self.bins}) or watch with bins={v.bins}"
                 )
         with self.lock:
-            self._queued.append(("tree", step, labelled))
+            for label, v in labelled:
+                self._ingest(("update", label), label, "Summary", v, step=step)
 
     def _select(self, summaries: Any) -> list[tuple[int, str]]:
         """The position and label of every leaf ``include`` accepts, for one tree structure.
@@ -299,7 +321,7 @@ class Stream:
         return [(i, label) for i, label in enumerate(labels) if self._accepts_site(label)]
 
     def settle(self, wait: bool = True) -> None:
-        """Fetches and records what arrived and what :meth:`log` and :meth:`update` queued.
+        """Fetches and records the values that arrived and the scalars :meth:`log` queued.
 
         Calls from several threads take turns, so rows are always recorded in
         the order they came.
@@ -316,21 +338,12 @@ class Stream:
 
     def _settle(self, wait: bool) -> None:
         with self.lock:
-            queued = self._queued
-            done = len(queued) if wait else _computed_prefix(queued, lambda item: item[2])
-            queued, self._queued = queued[:done], queued[done:]
-        # The labels pass through as they are.
-        fetched = _fetch([payload if kind == "tree" else payload[1] for kind, _, payload in queued])
-        for (kind, step, payload), values in zip(queued, fetched, strict=True):
-            if kind == "scalar":
-                self._scalar(payload[0], step, float(np.asarray(values, np.float64).mean()))
-            else:
-                self._tree(step, values)
+            queued = self._scalars_queued
+            done = len(queued) if wait else _computed_prefix(queued, lambda item: item[2:])
+            queued, self._scalars_queued = queued[:done], queued[done:]
+        for name, step, value in queued:
+            self._scalar(name, step, float(np.asarray(value, np.float64).mean()))
         self._record_arrived(wait)
-
-    def _tree(self, step: int, labelled: list[tuple[str, Any]]) -> None:
-        for label, leaf in labelled:
-            self._ingest(("update", label), label, "Summary", leaf, step=step)
 
     def _scalar(self, name: str, step: int, value: float) -> None:
         row = np.full(len(STAT_COLUMNS), np.nan, np.float32)
@@ -379,19 +392,10 @@ class Stream:
     def _record_arrived(self, wait: bool) -> None:
         with self.lock:
             arrived = self._arrived
-            done = len(arrived) if wait else _computed_prefix(arrived, _device_part)
+            done = len(arrived) if wait else _computed_prefix(arrived, lambda item: _device_arrays(item[-1]))
             arrived, self._arrived = arrived[:done], arrived[done:]
+        arrived = [(series, step, order, _on_host(value)) for series, step, order, value in arrived]
         # The statistics of all single (unstacked) summaries are made at once.
-        fetched = iter(_fetch([v.row for *_, v in arrived if isinstance(v, _Row)]))
-        arrived = [
-            (
-                series,
-                step,
-                order,
-                unpack_summary(next(fetched), v.shape, v.dtype) if isinstance(v, _Row) else v,
-            )
-            for series, step, order, v in arrived
-        ]
         single = [v for *_, v in arrived if _single(v)]
         if single:
             stacked = Summary(
@@ -399,14 +403,15 @@ class Stream:
             )
             sizes = np.array([math.prod(v.shape) for v in single], np.float64)
             batch = iter(zip(row_stats(stacked, sizes), stacked.hist, strict=True))
-        for series, step, order, value in arrived:
-            if _single(value):
-                self._append(series, step, order, *next(batch))
-                continue
-            if not isinstance(value, Summary):
-                value = summarize(value, bins=self.bins)
-            if value.reason is None:
-                self._append(series, step, order, *series.row_of(value))
+        with self.lock:
+            for series, step, order, value in arrived:
+                if _single(value):
+                    self._append(series, step, order, *next(batch))
+                    continue
+                if not isinstance(value, Summary):
+                    value = summarize(value, bins=self.bins)
+                if value.reason is None:
+                    self._append(series, step, order, *series.row_of(value))
 
     def _append(self, series: SiteSeries, step: int, order: int, stats: Any, hist: np.ndarray) -> None:
         with self.lock:
@@ -434,32 +439,44 @@ class Stream:
             return sum(t.nbytes for t in tables)
 
 
-def _device_part(arrival: tuple[SiteSeries, int, int, Any]) -> Any:
-    """What of an arrived value may still be on its way from the device."""
-    value = arrival[-1]
-    return value.row if isinstance(value, _Row) else value
+def _device_arrays(value: Any) -> tuple[Any, ...]:
+    """The arrays of an arrived value that may still be on their way from the device."""
+    if isinstance(value, _Row):
+        return (value.row,)
+    if isinstance(value, Summary):
+        return (value.stats, value.counts)
+    return (value,)
 
 
-def _fetch(tree: Any) -> Any:
-    """``tree`` with its device arrays copied to NumPy arrays.
+def _on_host(value: Any) -> Any:
+    """An arrived packed row or summary, as a :class:`Summary` of NumPy arrays.
 
     For the small arrays of summaries, ``np.asarray`` on each costs about a
     quarter of what ``jax.device_get`` does, which is made for large arrays:
-    it first starts an asynchronous copy of every one.
+    it first starts an asynchronous copy of every one. Arrays sowed outside
+    a compiled step stay as they are, to be summarized on the device.
     """
-    return jax.tree.map(lambda leaf: np.asarray(leaf) if isinstance(leaf, jax.Array) else leaf, tree)
+    if isinstance(value, _Row):
+        return unpack_summary(np.asarray(value.row), value.shape, value.dtype)
+    if isinstance(value, Summary) and isinstance(value.counts, jax.Array):
+        return Summary(
+            stats=np.asarray(value.stats),
+            counts=np.asarray(value.counts),
+            shape=value.shape,
+            dtype=value.dtype,
+            note=value.note,
+        )
+    return value
 
 
-def _computed_prefix(items: list[Any], arrays_of: Callable[[Any], Any]) -> int:
+def _computed_prefix(items: list[Any], arrays_of: Callable[[Any], tuple[Any, ...]]) -> int:
     """How many of ``items``, from the first, hold only arrays the device has finished computing.
 
-    Steps finish in the order they were dispatched, so the first item whose
-    ``arrays_of(item)`` is still being computed ends the prefix.
+    Steps finish in the order they were dispatched, so the first item with
+    an array of ``arrays_of(item)`` still being computed ends the prefix.
     """
     for i, item in enumerate(items):
-        value = arrays_of(item)
-        leaves = [value] if isinstance(value, jax.Array) else jax.tree.leaves(value)
-        if not all(leaf.is_ready() for leaf in leaves if isinstance(leaf, jax.Array)):
+        if not all(a.is_ready() for a in arrays_of(item) if isinstance(a, jax.Array)):
             return i
     return len(items)
 

@@ -27,13 +27,13 @@ MAX_BINS = 1 << 16
 
 # The statistics a summary holds, in the order of its two arrays: floats in
 # ``stats``, counts (then the histogram) in ``counts``.
-_FLOAT_FIELDS = ("min", "max", "mean", "std", "lo", "hi")
-_INT_FIELDS = ("count", "nan_count", "posinf_count", "neginf_count", "zero_count")
+FLOAT_FIELDS = ("min", "max", "mean", "std", "lo", "hi")
+INT_FIELDS = ("count", "nan_count", "posinf_count", "neginf_count", "zero_count")
 
 
 def _column(array: str, name: str, doc: str) -> property:
     """A read-only statistic: column ``name`` of ``array``, a scalar for an unstacked summary."""
-    i = (_FLOAT_FIELDS if array == "stats" else _INT_FIELDS).index(name)
+    i = (FLOAT_FIELDS if array == "stats" else INT_FIELDS).index(name)
 
     def read(self: Summary) -> Any:
         table = getattr(self, array)
@@ -99,12 +99,12 @@ class Summary:
     @property
     def hist(self) -> Any:
         """int32 counts per bin."""
-        return None if self.counts is None else self.counts[..., len(_INT_FIELDS) :]
+        return None if self.counts is None else self.counts[..., len(INT_FIELDS) :]
 
     @property
     def bins(self) -> int:
         """Number of histogram bins (0 when there is no summary)."""
-        return 0 if self.counts is None else int(np.shape(self.counts)[-1]) - len(_INT_FIELDS)
+        return 0 if self.counts is None else int(np.shape(self.counts)[-1]) - len(INT_FIELDS)
 
     @property
     def stacked_shape(self) -> tuple[int, ...]:
@@ -416,7 +416,7 @@ def _pack(summaries: list[Summary]) -> jax.Array:
     """One packed row per summary (a stacked summary gives one row per member)."""
     rows = []
     for s in summaries:
-        stats = jax.lax.bitcast_convert_type(s.stats, jnp.int32).reshape(-1, len(_FLOAT_FIELDS))
+        stats = jax.lax.bitcast_convert_type(s.stats, jnp.int32).reshape(-1, len(FLOAT_FIELDS))
         rows.append(jnp.concatenate([stats, s.counts.reshape(-1, s.counts.shape[-1])], axis=1))
     return jnp.concatenate(rows)
 
@@ -461,8 +461,8 @@ def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summa
     row = np.asarray(row, np.int32)
     name, note = _dtype_name_and_note(dtype)
     return Summary(
-        stats=row[..., : len(_FLOAT_FIELDS)].view(np.float32),
-        counts=row[..., len(_FLOAT_FIELDS) :],
+        stats=row[..., : len(FLOAT_FIELDS)].view(np.float32),
+        counts=row[..., len(FLOAT_FIELDS) :],
         shape=tuple(shape),
         dtype=name,
         note=note,

@@ -53,9 +53,10 @@ function render({ model, el }) {
   const col = (/** @type {string} */ name) => model.get("_stat_columns").indexOf(name);
 
   function apply() {
-    const seq = model.get("_seq");
+    const update = model.get("_update");
+    const seq = update.seq;
     if (seq === lastSeq) return;
-    const base = model.get("_base");
+    const base = update.base;
     if (!base && seq !== lastSeq + 1) stale = true; // a missed update: wait for the next base one
     lastSeq = seq;
     if (base) {
@@ -66,10 +67,10 @@ function render({ model, el }) {
     if (stale) return;
     const bins = model.get("_bins");
     const width = model.get("_stat_columns").length;
-    const steps = new Float64Array(bytesOf(model.get("_steps")));
-    const stats = new Float32Array(bytesOf(model.get("_stats")));
-    const hists = new Int32Array(bytesOf(model.get("_hists")));
-    const index = model.get("_index");
+    const steps = new Float64Array(bytesOf(update.steps));
+    const stats = new Float32Array(bytesOf(update.stats));
+    const hists = new Int32Array(bytesOf(update.hists));
+    const index = update.index || [];
     let row = 0;
     for (let k = 0; k < index.length; k += 3) {
       const site = index[k];
@@ -84,8 +85,8 @@ function render({ model, el }) {
       }
       row += n;
     }
-    const pairs = new Float64Array(bytesOf(model.get("_scalar_rows")));
-    const sindex = model.get("_scalar_index");
+    const pairs = new Float64Array(bytesOf(update.scalar_rows));
+    const sindex = update.scalar_index || [];
     row = 0;
     for (let k = 0; k < sindex.length; k += 3) {
       while (scalars.length <= sindex[k]) scalars.push(new Series());
@@ -315,12 +316,12 @@ function render({ model, el }) {
     apply();
     schedule();
   };
-  model.on("change:_seq", receive);
+  model.on("change:_update", receive);
   model.on("change:_progress", schedule);
   apply();
   draw();
   return () => {
-    model.off("change:_seq", receive);
+    model.off("change:_update", receive);
     model.off("change:_progress", schedule);
     if (frame) cancelAnimationFrame(frame);
   };

@@ -360,7 +360,7 @@ def test_the_view_publishes_at_most_ten_times_a_second(setup):
             step(model, optimizer, x, y)
     elapsed = time.perf_counter() - start
     # One publish per period at most, plus the final one.
-    assert 1 <= w.view._seq <= elapsed / PUBLISH_SECONDS + 2
+    assert 1 <= w.view._update["seq"] <= elapsed / PUBLISH_SECONDS + 2
     assert w.view._progress["seen"] == w.stream.series[((), "Intermediate", "act")].calls
 
 
@@ -378,13 +378,14 @@ def test_updates_after_the_first_seconds_carry_only_new_rows(setup, monkeypatch)
         jax.effects_barrier()
         w.stream.settle()
         view.publish()
-        first = list(view._index)
+        first = view._update["index"]
         for _ in range(2):
             step(model, optimizer, x, y)
         jax.effects_barrier()
         w.stream.settle()
         view.publish()
-        second = list(view._index), view._base, len(view._hists)
+        update = view._update
+        second = update["index"], update["base"], len(update["hists"])
     assert first == [0, 0, 3]
     assert second == ([0, 0, 2], False, 2 * 4 * w.stream.bins)
 

@@ -1,8 +1,10 @@
 """LiveView: histograms over steps while a model trains (anywidget; JS in js/).
 
-Rows travel as three binary buffers (steps, statistics, histograms) plus an
-index of which site each block of rows belongs to. An update carries only the
-rows recorded since the previous one; a *base* update carries every kept row
+An update is one synced dict: three binary buffers of rows (steps,
+statistics, histograms), an index of which site each block of rows belongs
+to, and the same for the scalars; one trait rather than one per part, as
+every trait set costs the publishing thread validation and notification. An
+update carries only the rows recorded since the previous one; a *base* update carries every kept row
 and replaces what the browser holds. Base updates go out for the first two
 seconds (while the browser may still be loading the front end), after the
 history was thinned, and at the end.
@@ -48,14 +50,11 @@ class LiveView(anywidget.AnyWidget):
     _bins = t.Int(0).tag(sync=True)
     _stat_columns = t.List(list(STAT_COLUMNS)).tag(sync=True)
     _percentiles = t.List(list(PERCENTILES)).tag(sync=True)
-    _seq = t.Int(0).tag(sync=True)
-    _base = t.Bool(True).tag(sync=True)
-    _index = t.List(t.Int()).tag(sync=True)  # site, rows to drop, rows to add, ...
-    _steps = t.Bytes().tag(sync=True)  # float64 per row
-    _stats = t.Bytes().tag(sync=True)  # float32 STAT_COLUMNS per row
-    _hists = t.Bytes().tag(sync=True)  # int32 bins per row
-    _scalar_index = t.List(t.Int()).tag(sync=True)  # as _index, for scalars
-    _scalar_rows = t.Bytes().tag(sync=True)  # float64 (step, value) pairs
+    # seq: the update's number; base: whether it replaces all rows;
+    # index: site, rows to drop, rows to add, ...; steps: float64 per row;
+    # stats: float32 STAT_COLUMNS per row; hists: int32 bins per row;
+    # scalar_index: as index, for scalars; scalar_rows: float64 (step, value) pairs.
+    _update = t.Dict({"seq": 0, "base": True}).tag(sync=True)
     _progress = t.Dict().tag(sync=True)
 
     def __init__(self, stream: Stream, total: int | None = None, **kwargs: Any):
@@ -84,18 +83,20 @@ class LiveView(anywidget.AnyWidget):
                 self._sites = [{"label": s.label, "kind": s.kind} for _, s in sites]
             if len(scalars) != len(self._scalar_names):
                 self._scalar_names = [s.label for _, s in scalars]
-            self._index = [n for i, drop, rows in blocks for n in (i, drop, len(rows[0]))]
-            self._steps = b"".join(r[0].astype(np.float64).tobytes() for _, _, r in blocks)
-            self._stats = b"".join(r[1].tobytes() for _, _, r in blocks)
-            self._hists = b"".join(r[2].tobytes() for _, _, r in blocks)
-            self._scalar_index = [n for i, drop, rows in scalar_blocks for n in (i, drop, len(rows[0]))]
-            self._scalar_rows = b"".join(
-                np.stack([r[0].astype(np.float64), r[1][:, 0].astype(np.float64)], 1).tobytes()
-                for _, _, r in scalar_blocks
-            )
-            self._base = base
+            self._update = {
+                "seq": self._update["seq"] + 1,
+                "base": base,
+                "index": [n for i, drop, rows in blocks for n in (i, drop, len(rows[0]))],
+                "steps": b"".join(r[0].astype(np.float64).tobytes() for _, _, r in blocks),
+                "stats": b"".join(r[1].tobytes() for _, _, r in blocks),
+                "hists": b"".join(r[2].tobytes() for _, _, r in blocks),
+                "scalar_index": [n for i, drop, rows in scalar_blocks for n in (i, drop, len(rows[0]))],
+                "scalar_rows": b"".join(
+                    np.stack([r[0].astype(np.float64), r[1][:, 0].astype(np.float64)], 1).tobytes()
+                    for _, _, r in scalar_blocks
+                ),
+            }
             self._progress = progress
-            self._seq += 1
 
     def _fresh(self) -> bool:
         return time.perf_counter() - self._created < BASE_SECONDS
