@@ -403,15 +403,14 @@ class Stream:
             )
             sizes = np.array([math.prod(v.shape) for v in single], np.float64)
             batch = iter(zip(row_stats(stacked, sizes), stacked.hist, strict=True))
-        with self.lock:
-            for series, step, order, value in arrived:
-                if _single(value):
-                    self._append(series, step, order, *next(batch))
-                    continue
-                if not isinstance(value, Summary):
-                    value = summarize(value, bins=self.bins)
-                if value.reason is None:
-                    self._append(series, step, order, *series.row_of(value))
+        for series, step, order, value in arrived:
+            if _single(value):
+                self._append(series, step, order, *next(batch))
+                continue
+            if not isinstance(value, Summary):
+                value = summarize(value, bins=self.bins)
+            if value.reason is None:
+                self._append(series, step, order, *series.row_of(value))
 
     def _append(self, series: SiteSeries, step: int, order: int, stats: Any, hist: np.ndarray) -> None:
         with self.lock:

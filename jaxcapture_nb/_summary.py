@@ -154,10 +154,10 @@ def _histogram(index: jax.Array, slots: int) -> jax.Array:
     :data:`_MAX_PAIRED_SLOTS` slots the values are counted in pairs: each
     pair of neighbours adds to a cell of a ``slots x slots`` table, and a
     value's count is its row sum plus its column sum. Half the updates make
-    the histogram about 40% faster; with more slots the table would cost
-    more to clear than the updates saved. With more devices the indices keep
-    their shape, because flattening them would gather the array onto one
-    device.
+    the histogram about 40% faster, but the table grows as the square of the
+    slots: for thousands of bins it would take more memory than the array.
+    With more devices the indices keep their shape, because flattening them
+    would gather the array onto one device.
 
     Example:
       >>> _histogram(jnp.array([2, 0, 2, 2, 1]), 4).tolist()
@@ -240,9 +240,12 @@ def _index_all_finite(v: jax.Array, lo: jax.Array, scale: jax.Array, bins: int) 
     ``(v - lo) * scale`` lies in ``[0, bins]``. Adding ``2**p``, the power of
     two at or above ``bins``, moves its integer part into the top ``p`` bits
     of the mantissa, so the bin is a subtraction and a shift of the float's
-    bits: a third cheaper than ``floor`` and a float-to-int conversion, which
-    XLA guards against NaN and overflow. The sum rounds to a ``2**-23`` part
-    of ``2**p``, no coarser than ``(v - lo) * scale`` is rounded already.
+    bits. ``floor`` and a float-to-int conversion, which XLA guards against
+    NaN and overflow, took a third more time in a training step. The sum
+    rounds to a multiple of ``2**(p - 23)``, so a value less than that part
+    of a bin below an edge (1/131072 of a bin, for 64 bins) counts in the
+    bin above, as rounding in ``(v - lo) * scale`` already makes values near
+    the top of the range do.
 
     Example:
       >>> _index_all_finite(jnp.array([-1.0, 0.0, 0.49, 0.5, 1.0]), -1.0, 2.0, 4).tolist()

@@ -144,7 +144,7 @@ def test_bad_bins_is_a_clear_error(bins):
 
 @pytest.mark.parametrize("bins", [1, 3, 64, 250, 256, 1000, MAX_BINS])
 def test_every_value_lands_in_its_bin_for_any_number_of_bins(bins):
-    # Past 250 bins the values are no longer counted in pairs; with 2**16
+    # Past 251 bins the values are no longer counted in pairs; with 2**16
     # bins the bin is read from the lowest mantissa bits the index uses.
     # The range is [0, bins], so bin k holds k + 0.5, the zeros and 0.5
     # itself go to bin 0, and ``bins`` to the last bin.
