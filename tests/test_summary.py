@@ -146,8 +146,8 @@ def test_bad_bins_is_a_clear_error(bins):
 def test_every_value_lands_in_its_bin_for_any_number_of_bins(bins):
     # Past 251 bins the values are no longer counted in pairs; with 2**16
     # bins the bin is read from the lowest mantissa bits the index uses.
-    # The range is [0, bins], so bin k holds k + 0.5, the zeros and 0.5
-    # itself go to bin 0, and ``bins`` to the last bin.
+    # The range is [0, bins], so bin k holds the values k + 0.5, the seven
+    # zeros go to bin 0 and ``bins`` itself to the last bin.
     k = np.random.default_rng(0).integers(0, bins, 40_001)
     x = np.concatenate([np.zeros(7), k + 0.5, [float(bins)]]).astype(np.float32)
     s = summarize(jnp.asarray(x), bins=bins)
