@@ -23,7 +23,7 @@ from IPython.display import display
 from jaxcapture_nb._capture import capture
 from jaxcapture_nb._modes import PRESETS, ModeError, with_mode
 from jaxcapture_nb._recorder import KEEP_MODES
-from jaxcapture_nb._summary import MAX_BINS
+from jaxcapture_nb._summary import check_bins
 from jaxcapture_nb._watch import watch
 
 
@@ -194,8 +194,10 @@ class CaptureMagics(Magics):
         """
         args = argparse.Namespace(**_options(line))
         namespace = self.shell.user_ns
-        if not 1 <= args.bins <= MAX_BINS:
-            raise UsageError(f"--bins must be an integer from 1 to {MAX_BINS}, got {args.bins}")
+        try:
+            check_bins(args.bins)
+        except ValueError as e:
+            raise UsageError(f"--{e}") from None
         var_types = _variable_types(args.types, namespace)
         models = _models(args.models, namespace)
         views = _views(models, args.mode, named=bool(args.models)) if args.mode is not None else {}

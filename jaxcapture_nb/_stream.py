@@ -450,21 +450,13 @@ def _device_arrays(value: Any) -> tuple[Any, ...]:
 def _on_host(value: Any) -> Any:
     """An arrived packed row or summary, as a :class:`Summary` of NumPy arrays.
 
-    For the small arrays of summaries, ``np.asarray`` on each costs about a
-    quarter of what ``jax.device_get`` does, which is made for large arrays:
-    it first starts an asynchronous copy of every one. Arrays sowed outside
-    a compiled step stay as they are, to be summarized on the device.
+    Arrays sowed outside a compiled step stay as they are, to be summarized
+    on the device.
     """
     if isinstance(value, _Row):
         return unpack_summary(np.asarray(value.row), value.shape, value.dtype)
-    if isinstance(value, Summary) and isinstance(value.counts, jax.Array):
-        return Summary(
-            stats=np.asarray(value.stats),
-            counts=np.asarray(value.counts),
-            shape=value.shape,
-            dtype=value.dtype,
-            note=value.note,
-        )
+    if isinstance(value, Summary):
+        return value.to_numpy()
     return value
 
 

@@ -70,7 +70,7 @@ function render({ model, el }) {
     const steps = new Float64Array(bytesOf(update.steps));
     const stats = new Float32Array(bytesOf(update.stats));
     const hists = new Int32Array(bytesOf(update.hists));
-    const index = update.index || [];
+    const index = new Int32Array(bytesOf(update.index));
     let row = 0;
     for (let k = 0; k < index.length; k += 3) {
       const site = index[k];
@@ -86,7 +86,7 @@ function render({ model, el }) {
       row += n;
     }
     const pairs = new Float64Array(bytesOf(update.scalar_rows));
-    const sindex = update.scalar_index || [];
+    const sindex = new Int32Array(bytesOf(update.scalar_index));
     row = 0;
     for (let k = 0; k < sindex.length; k += 3) {
       while (scalars.length <= sindex[k]) scalars.push(new Series());

@@ -378,14 +378,14 @@ def test_updates_after_the_first_seconds_carry_only_new_rows(setup, monkeypatch)
         jax.effects_barrier()
         w.stream.settle()
         view.publish()
-        first = view._update["index"]
+        first = np.frombuffer(view._update["index"], np.int32).tolist()
         for _ in range(2):
             step(model, optimizer, x, y)
         jax.effects_barrier()
         w.stream.settle()
         view.publish()
         update = view._update
-        second = update["index"], update["base"], len(update["hists"])
+        second = np.frombuffer(update["index"], np.int32).tolist(), update["base"], len(update["hists"])
     assert first == [0, 0, 3]
     assert second == ([0, 0, 2], False, 2 * 4 * w.stream.bins)
 

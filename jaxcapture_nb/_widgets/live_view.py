@@ -1,11 +1,11 @@
 """LiveView: histograms over steps while a model trains (anywidget; JS in js/).
 
-An update is one synced dict: three binary buffers of rows (steps,
+An update is one synced dict of binary buffers: the rows (steps,
 statistics, histograms), an index of which site each block of rows belongs
-to, and the same for the scalars; one trait rather than one per part, as
-every trait set costs the publishing thread validation and notification. An
-update carries only the rows recorded since the previous one; a *base* update carries every kept row
-and replaces what the browser holds. Base updates go out for the first two
+to, and the same for the scalars. One trait rather than one per part, as
+every trait set costs the publishing thread validation and notification.
+An update carries only the rows recorded since the previous one; a *base*
+update carries every kept row and replaces what the browser holds. Base updates go out for the first two
 seconds (while the browser may still be loading the front end), after the
 history was thinned, and at the end.
 """
@@ -30,6 +30,34 @@ from jaxcapture_nb._widgets.static import with_fallback
 BASE_SECONDS = 2.0
 
 
+def _update_message(seq: int, base: bool, blocks: list, scalar_blocks: list) -> dict[str, Any]:
+    """The ``_update`` dict of :class:`LiveView`, from ``_new_rows`` blocks of sites and scalars.
+
+    Keys: ``seq``, the update's number; ``base``, whether it replaces all
+    rows; ``index``, int32 (site, rows to drop, rows to add) per block;
+    ``steps``, float64 per row; ``stats``, float32 STAT_COLUMNS per row;
+    ``hists``, int32 bins per row; ``scalar_index``, as ``index`` for the
+    scalars; ``scalar_rows``, float64 (step, value) pairs.
+    """
+
+    def index(blocks: list) -> bytes:
+        return np.array([(i, drop, len(rows[0])) for i, drop, rows in blocks], np.int32).tobytes()
+
+    return {
+        "seq": seq,
+        "base": base,
+        "index": index(blocks),
+        "steps": b"".join(r[0].astype(np.float64).tobytes() for _, _, r in blocks),
+        "stats": b"".join(r[1].tobytes() for _, _, r in blocks),
+        "hists": b"".join(r[2].tobytes() for _, _, r in blocks),
+        "scalar_index": index(scalar_blocks),
+        "scalar_rows": b"".join(
+            np.stack([r[0].astype(np.float64), r[1][:, 0].astype(np.float64)], 1).tobytes()
+            for _, _, r in scalar_blocks
+        ),
+    }
+
+
 class LiveView(anywidget.AnyWidget):
     """Histograms over steps, percentile bands and scalar charts of a :class:`Stream`.
 
@@ -50,11 +78,7 @@ class LiveView(anywidget.AnyWidget):
     _bins = t.Int(0).tag(sync=True)
     _stat_columns = t.List(list(STAT_COLUMNS)).tag(sync=True)
     _percentiles = t.List(list(PERCENTILES)).tag(sync=True)
-    # seq: the update's number; base: whether it replaces all rows;
-    # index: site, rows to drop, rows to add, ...; steps: float64 per row;
-    # stats: float32 STAT_COLUMNS per row; hists: int32 bins per row;
-    # scalar_index: as index, for scalars; scalar_rows: float64 (step, value) pairs.
-    _update = t.Dict({"seq": 0, "base": True}).tag(sync=True)
+    _update = t.Dict().tag(sync=True)  # see _update_message
     _progress = t.Dict().tag(sync=True)
 
     def __init__(self, stream: Stream, total: int | None = None, **kwargs: Any):
@@ -64,7 +88,7 @@ class LiveView(anywidget.AnyWidget):
         self._sent: dict[Any, int] = {}  # rows of each series already sent
         self._sent_version = -1
         self._publishing = threading.Lock()
-        super().__init__(_bins=stream.bins, **kwargs)
+        super().__init__(_bins=stream.bins, _update=_update_message(0, True, [], []), **kwargs)
 
     def publish(self, final: bool = False) -> None:
         """Sends the rows recorded since the last call (all of them for a base update)."""
@@ -83,19 +107,7 @@ class LiveView(anywidget.AnyWidget):
                 self._sites = [{"label": s.label, "kind": s.kind} for _, s in sites]
             if len(scalars) != len(self._scalar_names):
                 self._scalar_names = [s.label for _, s in scalars]
-            self._update = {
-                "seq": self._update["seq"] + 1,
-                "base": base,
-                "index": [n for i, drop, rows in blocks for n in (i, drop, len(rows[0]))],
-                "steps": b"".join(r[0].astype(np.float64).tobytes() for _, _, r in blocks),
-                "stats": b"".join(r[1].tobytes() for _, _, r in blocks),
-                "hists": b"".join(r[2].tobytes() for _, _, r in blocks),
-                "scalar_index": [n for i, drop, rows in scalar_blocks for n in (i, drop, len(rows[0]))],
-                "scalar_rows": b"".join(
-                    np.stack([r[0].astype(np.float64), r[1][:, 0].astype(np.float64)], 1).tobytes()
-                    for _, _, r in scalar_blocks
-                ),
-            }
+            self._update = _update_message(self._update["seq"] + 1, base, blocks, scalar_blocks)
             self._progress = progress
 
     def _fresh(self) -> bool:
