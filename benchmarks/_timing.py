@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 
 import jax
+import numpy as np
 
 
 def samples(
@@ -56,3 +57,20 @@ def paired_ratios(times: dict[str, list[float]], base: str) -> dict[str, float]:
         name: statistics.median(t / b for t, b in zip(series, times[base], strict=True))
         for name, series in times.items()
     }
+
+
+def paired_ratio_interval(
+    times: dict[str, list[float]], name: str, base: str, confidence: float = 0.95, resamples: int = 2000
+) -> tuple[float, float]:
+    """A bootstrap interval for :func:`paired_ratios` of ``name`` to ``base``.
+
+    Rounds are resampled with replacement and the median ratio taken each
+    time; the interval holds the central ``confidence`` of those medians. On
+    a noisy machine it says which digits of a ratio mean anything.
+    """
+    ratios = np.asarray(times[name]) / np.asarray(times[base])
+    draws = np.random.default_rng(0).integers(0, len(ratios), (resamples, len(ratios)))
+    medians = np.median(ratios[draws], axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(medians, [tail, 100 - tail])
+    return float(low), float(high)
