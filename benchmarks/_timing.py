@@ -53,10 +53,7 @@ def paired_ratios(times: dict[str, list[float]], base: str) -> dict[str, float]:
     A slow spell of the machine hits both calls of a round, so pairing them
     cancels drift that a ratio of overall medians would keep.
     """
-    return {
-        name: statistics.median(t / b for t, b in zip(series, times[base], strict=True))
-        for name, series in times.items()
-    }
+    return {name: float(np.median(_round_ratios(times, name, base))) for name in times}
 
 
 def paired_ratio_interval(
@@ -68,9 +65,14 @@ def paired_ratio_interval(
     time; the interval holds the central ``confidence`` of those medians. On
     a noisy machine it says which digits of a ratio mean anything.
     """
-    ratios = np.asarray(times[name]) / np.asarray(times[base])
+    ratios = _round_ratios(times, name, base)
     draws = np.random.default_rng(0).integers(0, len(ratios), (resamples, len(ratios)))
     medians = np.median(ratios[draws], axis=1)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(medians, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def _round_ratios(times: dict[str, list[float]], name: str, base: str) -> np.ndarray:
+    """Each round's time of ``name`` divided by the base's time in the same round."""
+    return np.asarray(times[name]) / np.asarray(times[base])

@@ -235,7 +235,7 @@ class Stream:
         self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
         self._scalars_queued: list[tuple[str, int, Any]] = []  # (name, step, value)
         self._selected: dict[Any, list[tuple[int, str]]] = {}  # update()'s leaves per tree structure
-        self._arrived: list[tuple[SiteSeries, int, Any]] = []
+        self._arrived: list[tuple[SiteSeries, int, int, Any]] = []  # (series, step, order, value)
 
     # -- the recorder interface a backend uses -------------------------------------
 
@@ -339,7 +339,7 @@ class Stream:
     def _settle(self, wait: bool) -> None:
         with self.lock:
             queued = self._scalars_queued
-            done = len(queued) if wait else _computed_prefix(queued, lambda item: item[2:])
+            done = len(queued) if wait else _computed_prefix(queued, lambda item: (item[2],))
             queued, self._scalars_queued = queued[:done], queued[done:]
         for name, step, value in queued:
             self._scalar(name, step, float(np.asarray(value, np.float64).mean()))

@@ -5,9 +5,9 @@ statistics, histograms), an index of which site each block of rows belongs
 to, and the same for the scalars. One trait rather than one per part, as
 every trait set costs the publishing thread validation and notification.
 An update carries only the rows recorded since the previous one; a *base*
-update carries every kept row and replaces what the browser holds. Base updates go out for the first two
-seconds (while the browser may still be loading the front end), after the
-history was thinned, and at the end.
+update carries every kept row and replaces what the browser holds. Base
+updates go out for the first two seconds (while the browser may still be
+loading the front end), after the history was thinned, and at the end.
 """
 
 from __future__ import annotations
