@@ -16,6 +16,7 @@ identical steps differ on this machine. Each ratio is printed with a 95%
 bootstrap interval over the rounds.
 """
 
+import argparse
 import gc
 import statistics
 import tracemalloc
@@ -191,4 +192,8 @@ def main(width: int = 1024, depth: int = 4, batch: int = 256, calls: int = 5, ro
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--rounds", type=int, default=151, help="paired rounds; the intervals narrow as its square root"
+    )
+    main(rounds=parser.parse_args().rounds)
