@@ -56,6 +56,7 @@ _FRACTIONS = np.array(PERCENTILES) / 100
 _FLOAT_COLUMNS = [STAT_COLUMNS.index(name) for name in FLOAT_FIELDS]
 _NONFINITE_COLUMNS = [STAT_COLUMNS.index(name) for name in ("nan", "posinf", "neginf")]
 _NONFINITE_FIELDS = [INT_FIELDS.index(f"{name}_count") for name in ("nan", "posinf", "neginf")]
+_MEAN = STAT_COLUMNS.index("mean")
 _ZERO_PCT = STAT_COLUMNS.index("zero_pct")
 _FIRST_PERCENTILE = STAT_COLUMNS.index("p0")
 
@@ -347,7 +348,7 @@ class Stream:
 
     def _scalar(self, name: str, step: int, value: float) -> None:
         row = np.full(len(STAT_COLUMNS), np.nan, np.float32)
-        row[STAT_COLUMNS.index("mean")] = value
+        row[_MEAN] = value
         with self.lock:
             series = self.scalars.get(name)
             if series is None:
@@ -416,7 +417,7 @@ class Stream:
         with self.lock:
             if series.append_row(step, stats, hist):
                 self.version += 1
-            if series.stats[series.size - 1, 5:8].sum() > 0:
+            if series.stats[series.size - 1, _NONFINITE_COLUMNS].sum() > 0:
                 self._flag(series, step, order)
 
     # -- reading -----------------------------------------------------------------
