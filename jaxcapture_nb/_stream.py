@@ -397,15 +397,16 @@ class Stream:
             arrived, self._arrived = arrived[:done], arrived[done:]
         arrived = [(series, step, order, _on_host(value)) for series, step, order, value in arrived]
         # The statistics of all single (unstacked) summaries are made at once.
-        single = [v for *_, v in arrived if _single(v)]
+        is_single = [_single(v) for *_, v in arrived]
+        single = [v for (*_, v), one in zip(arrived, is_single, strict=True) if one]
         if single:
             stacked = Summary(
                 stats=np.stack([v.stats for v in single]), counts=np.stack([v.counts for v in single])
             )
             sizes = np.array([math.prod(v.shape) for v in single], np.float64)
             batch = iter(zip(row_stats(stacked, sizes), stacked.hist, strict=True))
-        for series, step, order, value in arrived:
-            if _single(value):
+        for (series, step, order, value), one in zip(arrived, is_single, strict=True):
+            if one:
                 self._append(series, step, order, *next(batch))
                 continue
             if not isinstance(value, Summary):
