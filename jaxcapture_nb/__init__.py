@@ -12,6 +12,7 @@ Example:
   6
 """
 
+from jaxcapture_nb._backends.flax_internals import FlaxCompatibilityError
 from jaxcapture_nb._capture import Capture, capture, capture_grads
 from jaxcapture_nb._compare import Comparison, SiteComparison, compare_modes
 from jaxcapture_nb._modes import ModeError, ModuleOptions, ViewOption, view_options, with_mode
@@ -65,6 +66,7 @@ __all__ = [
     "CaptureView",
     "CompareView",
     "Comparison",
+    "FlaxCompatibilityError",
     "Gradient",
     "JaxCaptureWarning",
     "LiveView",

@@ -156,11 +156,25 @@ def _earth_movers(hists: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return np.abs(cdf - cdf[:1]).sum(axis=1) * width
 
 
-def _shift_scores(hists: np.ndarray, lo: float, hi: float, stds: np.ndarray) -> np.ndarray:
+def _shift_scores(hists: np.ndarray, lo: float, hi: float, stds: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Each mode's earth mover's distance to the first, in pooled standard deviations.
+
+    A value with no spread in either mode (a scalar, such as a loss or a
+    sum a method returns, or a constant) has no standard deviation to
+    measure in; its shift is then relative to the pooled magnitude of the
+    two means, so a scalar that moves from 10 to 11 shifts by less than 0.1.
+
+    Example:
+      >>> hists = np.array([[1, 0, 0, 0], [0, 0, 0, 1]])
+      >>> _shift_scores(hists, 10.0, 11.0, np.zeros(2), np.array([10.0, 11.0])).round(3).tolist()
+      [0.0, 0.071]
+    """
     distances = _earth_movers(hists, lo, hi)
     pooled = np.sqrt((np.square(stds) + np.square(stds[0])) / 2)
+    magnitude = np.sqrt((np.square(means) + np.square(means[0])) / 2)
+    scale = np.where(pooled > 0, pooled, magnitude)
     with np.errstate(invalid="ignore", divide="ignore"):
-        scores = np.where(pooled > 0, distances / pooled, np.where(distances > 0, np.inf, 0.0))
+        scores = np.where(scale > 0, distances / scale, 0.0)
     scores[0] = 0.0
     return scores
 
@@ -195,7 +209,7 @@ def _compare_site(
     lo, hi = float(lo), float(hi)
     usable = [i for i, r in enumerate(found) if _has_stats(r)]
     if len(usable) == len(found):
-        shifts = _shift_scores(np.asarray(hists), lo, hi, stats[:, 1])
+        shifts = _shift_scores(np.asarray(hists), lo, hi, stats[:, 1], stats[:, 0])
     else:
         shifts = np.full(len(found), math.nan)
         full = np.zeros((len(found), bins), np.int32)

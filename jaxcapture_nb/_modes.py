@@ -20,6 +20,9 @@ from typing import Any
 
 from flax import nnx
 
+from jaxcapture_nb._backends import flax_internals
+from jaxcapture_nb._backends.flax_internals import filter_predicate, has_decode_cache, set_view_docs
+
 # What Module.train() and Module.eval() set on every module that has them.
 PRESETS: dict[str, dict[str, bool]] = {
     "train": {"deterministic": False, "use_running_average": False},
@@ -101,32 +104,12 @@ def _annotation_text(parameter: inspect.Parameter) -> str:
     return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
 
 
-def _documented(model: nnx.Module, cls: type) -> dict[str, str]:
-    """Descriptions of ``cls.set_view``'s arguments, as ``nnx.view_info`` reads them."""
-    try:
-        text = nnx.view_info(model, only=cls)
-    except KeyError:
-        # view_info indexes the docstring's Args by every parameter name and
-        # raises KeyError for one that is missing: fall back to the signature.
-        return {}
-    docs: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.splitlines():
-        if line.startswith("    ") and current is not None:
-            current.append(line.strip())
-        elif line.startswith("  ") and ":" in line:
-            current = docs.setdefault(line.strip().split(":", 1)[0], [])
-        else:
-            current = None
-    return {name: " ".join(lines) for name, lines in docs.items()}
-
-
 def _simple(value: Any) -> Any:
     return value if value is None or isinstance(value, (bool, int, float, str)) else None
 
 
 def _set_view_options(model: nnx.Module, cls: type, first: nnx.Module) -> tuple[ViewOption, ...]:
-    docs = _documented(model, cls)
+    docs = set_view_docs(model, cls)
     options = []
     for name, parameter in inspect.signature(cls.set_view).parameters.items():
         if name in _SKIPPED_PARAMETERS or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -189,6 +172,7 @@ def view_options(model: nnx.Module) -> list[ModuleOptions]:
             f"view options belong to flax.nnx modules, got {type(model).__name__}; Linen modules take "
             "their modes as call arguments (train=, deterministic=), not as module state"
         )
+    flax_internals.check()
     paths: dict[type, list[str]] = {}
     first: dict[type, nnx.Module] = {}
     for path, module in nnx.iter_modules(model):
@@ -223,7 +207,7 @@ def mode_label(mode: Mode) -> str:
 
 
 def _scoped(only: Any, needs_set_view: bool) -> Callable[[Any, Any], bool]:
-    in_scope = nnx.filterlib.to_predicate(... if only is None else only)
+    in_scope = filter_predicate(only)
     return lambda path, node: hasattr(node, "set_view") == needs_set_view and in_scope(path, node)
 
 
@@ -277,13 +261,13 @@ def _check_caches(view: nnx.Module, settings: Mapping[str, Any], only: Any) -> N
         return
     batch_size, max_length = settings.get("batch_size"), settings.get("max_length")
     sized = batch_size is not None and max_length is not None
-    in_scope = nnx.filterlib.to_predicate(... if only is None else only)
+    in_scope = filter_predicate(only)
     for path, module in nnx.iter_modules(view):
         if not (getattr(module, "decode", False) is True and hasattr(module, "init_cache")):
             continue
         if not in_scope(path, module):
             continue
-        if getattr(module, "cached_key", None) is not None and not sized:
+        if has_decode_cache(module) and not sized:
             continue  # the cache it has will do
         where = ".".join(str(p) for p in path) or "the model"
         if not sized:
@@ -328,7 +312,7 @@ def with_mode(model: nnx.Module, mode: Mode, *, only: Any = None) -> nnx.Module:
     """
     groups = view_options(model)
     if only is not None:
-        in_scope = nnx.filterlib.to_predicate(only)
+        in_scope = filter_predicate(only)
         classes = {type(m) for path, m in nnx.iter_modules(model) if in_scope(path, m)}
         groups = [g for g in groups if g.cls in classes]
     settings = _resolve(mode, groups)

@@ -26,6 +26,9 @@ class Record:
     Attributes:
       path: the module path, e.g. ``("encoder", "layers", 0)``.
       name: the name given to ``sow`` (or the method name, for method outputs).
+        A pytree value records each leaf on its own, its place appended to
+        the name: ``__call__[1]`` for the second item of a returned tuple,
+        ``pair['k']`` for a dict key (see :func:`leaf_sites`).
       call_index: 0 for the first value sowed at this site in the block, 1 for
         the second, and so on.
       var_type: the Variable type it was sowed as, e.g. ``nnx.Intermediate``
@@ -61,6 +64,32 @@ class Record:
 
 class Gradient(nnx.Variable):
     """Record type of the gradient that reached a value passed to ``Module.perturb``."""
+
+
+def leaf_sites(name: str, value: Any) -> list[tuple[str, Any]]:
+    """The sites one sowed value becomes: itself, or one per leaf of a pytree.
+
+    A value that JAX treats as a single leaf (an array, a number, None) keeps
+    its name. A pytree (tuple, list, dict, dataclass, ...) becomes one site
+    per leaf, named by appending the leaf's place in Python's own notation:
+    ``[1]`` for a sequence item, ``['k']`` for a dict key, ``.f`` for a
+    field. So an attention layer returning ``(cache, x)`` records
+    ``__call__[0]`` and ``__call__[1]``, and every view shows these names.
+    None leaves inside a pytree hold nothing and make no site; an empty
+    pytree is kept whole, so a record still says it was sowed.
+
+    Example:
+      >>> leaf_sites("out", (None, 1.0, {"a": [2, 3]}))
+      [('out[1]', 1.0), ("out[2]['a'][0]", 2), ("out[2]['a'][1]", 3)]
+      >>> leaf_sites("h", None)
+      [('h', None)]
+    """
+    leaves, _ = jax.tree_util.tree_flatten_with_path(value)
+    if len(leaves) == 1 and not leaves[0][0]:
+        return [(name, value)]
+    if not leaves:
+        return [(name, value)]
+    return [(name + jax.tree_util.keystr(path), leaf) for path, leaf in leaves]
 
 
 def is_array(value: Any) -> bool:

@@ -320,7 +320,7 @@ def test_other_variable_types_and_user_subclasses(images):
     assert by_site["weights"].var_type is Attention
 
 
-def test_non_array_sows_become_records_without_a_summary():
+def test_non_array_sows_become_records_without_a_summary_and_pytrees_one_per_leaf():
     class Model(nnx.Module):
         def __call__(self, x):
             self.sow(nnx.Intermediate, "number", 3)
@@ -334,7 +334,9 @@ def test_non_array_sows_become_records_without_a_summary():
     by_site = {r.site: r for r in cap.records}
     assert by_site["number"].value == 3 and by_site["number"].summary is None
     assert by_site["nothing"].value is None and by_site["nothing"].summary is None
-    assert by_site["tree"].summary is None and by_site["tree"].shape is None
+    leaves = [site for site in by_site if site.startswith("tree")]
+    assert leaves == ["tree['a']", "tree['b'][0]", "tree['b'][1]"]
+    assert all(by_site[site].summary is not None for site in leaves)
     assert by_site["array"].summary is not None
     assert "not an array" in cap.table()
 

@@ -27,7 +27,10 @@ from typing import Any
 import jax
 from flax import linen as nn
 
+from jaxcapture_nb._backends import flax_internals
+from jaxcapture_nb._backends.flax_internals import is_tracer
 from jaxcapture_nb._recorder import Recorder
+from jaxcapture_nb._records import leaf_sites
 from jaxcapture_nb._summary import summarize
 
 COLLECTION = "intermediates"
@@ -37,14 +40,16 @@ _ACTIVE: dict[int, LinenCapture] = {}
 
 
 def _walk(tree: Mapping[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str, Any]]:
+    """Every sowed value of an ``intermediates`` collection, one site per leaf (see ``leaf_sites``)."""
     for key, value in tree.items():
         if isinstance(value, Mapping):
             yield from _walk(value, (*path, key))
-        elif isinstance(value, tuple):
-            for item in value:
-                yield path, key, item
-        else:  # a custom reduce_fn kept a single value
-            yield path, key, value
+            continue
+        # The default reduce_fn keeps a tuple of the values sowed; a custom
+        # one may keep a single value.
+        for item in value if isinstance(value, tuple) else (value,):
+            for name, leaf in leaf_sites(key, item):
+                yield path, name, leaf
 
 
 def _with_collection(mutable: Any) -> Any:
@@ -66,10 +71,16 @@ def _asked_for_collection(mutable: Any, capture_intermediates: Any) -> bool:
     return bool(mutable) and COLLECTION in mutable
 
 
-def _deliver_from_callback(module_id: int, tree: Any) -> None:
+def _deliver_from_callback(
+    module_id: int, sites: list[tuple[tuple[str, ...], str]], statics: dict, *arrays
+) -> None:
     capture = _ACTIVE.get(module_id)
-    if capture is not None:
-        capture.record_tree(tree)
+    if capture is None:
+        return
+    values = iter(arrays)
+    capture.record_sites(
+        [(path, name, statics[i] if i in statics else next(values)) for i, (path, name) in enumerate(sites)]
+    )
 
 
 class LinenCapture:
@@ -87,6 +98,7 @@ class LinenCapture:
         self.methods = methods
 
     def install(self) -> None:
+        flax_internals.check()
         if id(self.module) in _ACTIVE or "apply" in vars(self.module):
             raise RuntimeError(
                 f"this {type(self.module).__name__} module is already being captured by another "
@@ -94,18 +106,17 @@ class LinenCapture:
             )
         _ACTIVE[id(self.module)] = self
         original = type(self.module).apply.__get__(self.module)
-        object.__setattr__(
+        flax_internals.shadow_attribute(
             self.module, "apply", functools.wraps(original)(functools.partial(self._apply, original))
         )
 
     def uninstall(self) -> None:
-        if vars(self.module).get("apply") is not None:
-            object.__delattr__(self.module, "apply")
+        flax_internals.unshadow_attribute(self.module, "apply")
         _ACTIVE.pop(id(self.module), None)
 
-    def record_tree(self, tree: Mapping[str, Any]) -> None:
-        """Records every value of an ``intermediates`` collection."""
-        for path, name, value in _walk(tree):
+    def record_sites(self, sites: list[tuple[tuple[str, ...], str, Any]]) -> None:
+        """Records ``(path, name, value)`` of every site, in order."""
+        for path, name, value in sites:
             self.recorder.add(path, COLLECTION, name, value)
 
     def _apply(self, original, variables, *args, mutable=False, capture_intermediates=False, **kwargs):
@@ -131,16 +142,22 @@ class LinenCapture:
         return out, state
 
     def _record(self, captured: Mapping[str, Any]) -> None:
-        leaves = jax.tree.leaves(captured)
-        if not any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
-            self.record_tree(captured)
+        sites = [
+            (path, name, value) for path, name, value in _walk(captured) if self.recorder.accepts(path, name)
+        ]
+        if not any(is_tracer(value) for *_, value in sites):
+            self.record_sites(sites)
             return
+        # Arrays leave the trace by callback; anything else is the same on
+        # every call, so the callback carries it.
+        is_array = [isinstance(value, jax.Array) for *_, value in sites]
+        arrays = [value for (*_, value), array in zip(sites, is_array, strict=True) if array]
+        statics = {
+            i: value for i, ((*_, value), array) in enumerate(zip(sites, is_array, strict=True)) if not array
+        }
         if self.recorder.keep == "summary":
-            captured = _summaries_in_place(captured, self.recorder.bins)
-        jax.debug.callback(functools.partial(_deliver_from_callback, id(self.module)), captured)
-
-
-def _summaries_in_place(tree: Any, bins: int) -> Any:
-    return jax.tree.map(
-        lambda x: summarize(x, bins=bins) if isinstance(x, jax.Array | jax.core.Tracer) else x, tree
-    )
+            arrays = [summarize(x, bins=self.recorder.bins) for x in arrays]
+        callback = functools.partial(
+            _deliver_from_callback, id(self.module), [(path, name) for path, name, _ in sites], statics
+        )
+        jax.debug.callback(callback, *arrays)

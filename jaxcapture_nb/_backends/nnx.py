@@ -39,11 +39,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from flax import nnx
-from flax.nnx import pytreelib
 
+from jaxcapture_nb._backends import flax_internals
+from jaxcapture_nb._backends.flax_internals import is_tracer
 from jaxcapture_nb._backends.nnx_modules import iter_modules
 from jaxcapture_nb._recorder import Recorder
-from jaxcapture_nb._records import Gradient
+from jaxcapture_nb._records import Gradient, leaf_sites
 from jaxcapture_nb._summary import packed_summary, summarize
 from jaxcapture_nb._warnings import JaxCaptureWarning
 
@@ -72,7 +73,7 @@ def _route_for(model: nnx.Module) -> int:
 
 
 def _is_traced(value: Any) -> bool:
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(value))
+    return any(is_tracer(leaf) for leaf in jax.tree.leaves(value))
 
 
 def _unwrap(value: Any) -> Any:
@@ -103,7 +104,8 @@ class _Sink:
         self.var_type = var_type
         self.values: dict[str, tuple[Any, ...]] = values if values is not None else {}
         self.traced: frozenset[str] = traced
-        self.readback: tuple[tuple[str, tuple[int, ...], Any], ...] = readback
+        # name -> (treedef, ((shape, dtype), ...)) of the array value stored there.
+        self.readback: tuple[tuple[str, Any, tuple[tuple[tuple[int, ...], Any], ...]], ...] = readback
         self.layouts: tuple[tuple[str, tuple[int, ...], Any], ...] = layouts
         # Names sowed into this very object: in a trace, the first sow of a
         # name replaces the rows that came in with the state.
@@ -118,33 +120,51 @@ class _Sink:
         capture = _ROUTES.get(self.route)
         if capture is not None and capture.recorder.grads and issubclass(self.var_type, nnx.Perturbation):
             return _GradientTap((self.route, self.path, name))
-        for key, shape, dtype in self.readback:
+        for key, treedef, layouts in self.readback:
             if key == name:
-                return jnp.zeros(shape, dtype)
+                return jax.tree.unflatten(treedef, [jnp.zeros(shape, dtype) for shape, dtype in layouts])
         raise KeyError(name)
 
     def __setitem__(self, name: str, value: Any) -> None:
         capture = _ROUTES.get(self.route)
         recorder = capture.recorder if capture is not None else None
         value = _unwrap(value)
-        traced = _is_traced(value)
         # A streaming trace never reads back (see __getitem__), and a change
         # of this static data would make nnx.jit trace the step again.
-        streaming = recorder is not None and recorder.keep == "stream"
-        if (traced or isinstance(value, jax.Array)) and not streaming:
-            entry = (name, tuple(jnp.shape(value)), jnp.result_type(value))
-            if entry not in self.readback:
-                self.readback = tuple(r for r in self.readback if r[0] != name) + (entry,)
-        if recorder is None or not recorder.accepts(self.path, name):
+        if recorder is None or recorder.keep != "stream":
+            self._remember_readback(name, value)
+        if recorder is None:
             return
         if recorder.grads and issubclass(self.var_type, nnx.Perturbation):
             return  # the zeros ``perturb`` stores; the tap records the value itself
+        # Traced or not is decided for the whole value: its non-array leaves
+        # travel with the traced ones, so a compiled call records them as often.
+        traced = _is_traced(value)
+        for leaf_name, leaf in leaf_sites(name, value):
+            if recorder.accepts(self.path, leaf_name):
+                self._store(capture, leaf_name, leaf, traced)
+
+    def _remember_readback(self, name: str, value: Any) -> None:
+        """Keeps the structure, shapes and dtypes of a stored array value, for ``__getitem__``."""
+        leaves, treedef = jax.tree.flatten(value)
+        if not leaves or not all(isinstance(x, jax.Array) for x in leaves):
+            return
+        entry = (name, treedef, tuple((tuple(x.shape), x.dtype) for x in leaves))
+        if entry not in self.readback:
+            self.readback = tuple(r for r in self.readback if r[0] != name) + (entry,)
+
+    def _store(self, capture: NnxCapture, name: str, value: Any, traced: bool) -> None:
+        """Records one leaf of a sowed value now, or holds it for the end of the trace."""
+        recorder = capture.recorder
         if not traced:
             recorder.drain()  # values from earlier jitted calls come first
             recorder.add(self.path, self.var_type, name, value)
             return
+        is_array = isinstance(value, jax.Array)
         if recorder.keep == "stream":
-            if recorder.grads or not isinstance(value, jax.Array | jax.core.Tracer):
+            if not is_array:
+                return  # a stream keeps only summaries of arrays
+            if recorder.grads:
                 # Gradients leave the backward pass only by callback; the
                 # values of the same run go the same way, so that everything
                 # arrives in execution order.
@@ -162,7 +182,9 @@ class _Sink:
             self.traced = self.traced | {name}
             return
         capture.note_trace_order(self.path, self.var_type, name)
-        if recorder.keep == "summary" and isinstance(value, jax.Array | jax.core.Tracer):
+        if not is_array:
+            value = _Static(value)  # a number or an object: no output of the trace
+        elif recorder.keep == "summary":
             value = summarize(value, bins=recorder.bins)
         if recorder.keep == "all":
             if name in self.values:
@@ -228,11 +250,40 @@ class _Sink:
         return sink
 
 
+class _Static:
+    """A leaf of a traced site value that is not an array (a number, a string, an object).
+
+    It cannot be an output of a compiled program, so it travels through the
+    trace as static pytree data and is recorded, without a summary, when the
+    call returns.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Static):
+            return False
+        try:
+            return self.value is other.value or bool(self.value == other.value)
+        except Exception:  # an object whose == is elementwise or raises
+            return False
+
+    def __hash__(self) -> int:
+        try:
+            return hash(self.value)
+        except TypeError:
+            return id(self.value)
+
+
+jax.tree_util.register_pytree_node(_Static, lambda s: ((), s), lambda s, _: s)
+
+
 def _all_concrete(tree: Any) -> bool:
     leaves = jax.tree.leaves(tree)
-    return bool(leaves) and all(
-        isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) for x in leaves
-    )
+    return bool(leaves) and all(isinstance(x, jax.Array) and not is_tracer(x) for x in leaves)
 
 
 jax.tree_util.register_pytree_with_keys(_Sink, _Sink._flatten_with_keys, _Sink._unflatten, _Sink._flatten)
@@ -257,7 +308,21 @@ def _arrive(
 
 
 def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) -> None:
-    """Records a value now if it is concrete, or by host callback from a trace.
+    """Records each leaf of a value (see ``leaf_sites``) that the capture accepts."""
+    route, path, name = site
+    capture = _ROUTES.get(route)
+    if capture is None:
+        return
+    traced = _is_traced(value)
+    for leaf_name, leaf in leaf_sites(name, value):
+        if capture.recorder.accepts(path, leaf_name):
+            _report_leaf(capture, (route, path, leaf_name), var_type, leaf, traced)
+
+
+def _report_leaf(
+    capture: NnxCapture, site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any, traced: bool
+) -> None:
+    """Records one leaf now if it is concrete, or by host callback from a trace.
 
     When only summaries are kept (streaming, or ``keep="summary"``), a traced
     value is summarized inside the trace and only the summary's one small
@@ -266,18 +331,22 @@ def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) 
     its structure and force a re-trace).
     """
     route, path, name = site
-    capture = _ROUTES.get(route)
-    if capture is None or not capture.recorder.accepts(path, name):
-        return
     recorder = capture.recorder
-    if not _is_traced(value):
+    if not traced:
         recorder.add(path, var_type, name, value)
         return
+    is_array = isinstance(value, jax.Array)
+    if recorder.keep == "stream" and not is_array:
+        return  # a stream keeps only summaries of arrays
     _callback_routes.add(route)
     # Callbacks of sites that do not depend on each other may run at the same
     # time, so each carries when it was traced, as a compiled step's rows do.
     order = next(_trace_counter)
     recorder.expect(path, var_type, name)
+    if not is_array:
+        # The same on every call: the callback carries it rather than sends it.
+        jax.debug.callback(functools.partial(_arrive, route, path, var_type, name, None, order, value))
+        return
     # A recorder that keeps only summaries gets one small array, not the tensor.
     if recorder.keep in ("stream", "summary"):
         layout = (tuple(value.shape), value.dtype)
@@ -377,7 +446,7 @@ def _sowing_method(name: str, method):
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         out = method(self, *args, **kwargs)
-        if any(isinstance(var.get_raw_value(), _Sink) for var in vars(self).get("__captures__", ())):
+        if any(isinstance(flax_internals.held_value(var), _Sink) for var in flax_internals.captures(self)):
             self.sow(nnx.Intermediate, name, out)
         return out
 
@@ -407,14 +476,15 @@ class NnxCapture:
         self._streamed: dict[tuple[Any, ...], Any] = {}  # the last row streamed per site
 
     def install(self) -> None:
+        flax_internals.check()
         # nnx.List/nnx.Dict are containers: they never sow, and an attribute
         # next to their integer keys would break Flax's sorting of state paths.
         modules = [
             (path, m) for path, m in iter_modules(self.model) if not isinstance(m, (Sequence, Mapping))
         ]
         for path, module in modules:
-            if "__captures__" in vars(module):
-                raise RuntimeError(_conflict_message(path, vars(module)["__captures__"]))
+            if flax_internals.has_captures(module):
+                raise RuntimeError(_conflict_message(path, flax_internals.captures(module)))
         _warn_sowed_attributes(modules, self.var_types)
         self._route = _route_for(self.model)
         with _lock:
@@ -426,7 +496,7 @@ class NnxCapture:
                 var_type(_Sink(self._route, self.recorder.policy, path, var_type))
                 for var_type in self.var_types
             )
-            module.__captures__ = pytreelib.data(sinks)
+            flax_internals.set_captures(module, sinks)
         if self.methods:
             self._classes = list(dict.fromkeys(type(m) for _, m in modules))
             for cls in self._classes:
@@ -434,8 +504,8 @@ class NnxCapture:
 
     def _sinks(self) -> Iterator[_Sink]:
         for _, module in self._modules:
-            for var in vars(module).get("__captures__", ()):
-                sink = var.get_raw_value()
+            for var in flax_internals.captures(module):
+                sink = flax_internals.held_value(var)
                 if isinstance(sink, _Sink):
                     yield sink
 
@@ -488,7 +558,7 @@ class NnxCapture:
         # Sort by call (i) first: under keep="all" a site holds one value per call.
         taken.sort(key=lambda t: (t[1], t[0]))
         for _, _, path, var_type, name, value in taken:
-            self.recorder.add(path, var_type, name, value)
+            self.recorder.add(path, var_type, name, value.value if isinstance(value, _Static) else value)
 
     def uninstall(self) -> None:
         """Removes every trace of the capture from the model; safe to repeat."""
@@ -499,8 +569,7 @@ class NnxCapture:
                 _method_patches.release(cls)
             self._classes = []
             for _, module in self._modules:
-                if "__captures__" in vars(module):
-                    delattr(module, "__captures__")
+                flax_internals.remove_captures(module)
             self._modules = []
             with _lock:
                 _ROUTES.pop(self._route, None)
@@ -508,7 +577,9 @@ class NnxCapture:
 
 def _conflict_message(path: tuple[Any, ...], captures: Any) -> str:
     where = ".".join(str(p) for p in path) or "the model"
-    ours = any(isinstance(getattr(v, "get_raw_value", lambda: None)(), _Sink) for v in captures)
+    ours = any(
+        isinstance(v, nnx.Variable) and isinstance(flax_internals.held_value(v), _Sink) for v in captures
+    )
     if ours:
         return (
             f"{where} is already being captured by another active capture(). A module can be "

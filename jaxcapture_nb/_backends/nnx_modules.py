@@ -21,6 +21,8 @@ import jax
 import numpy as np
 from flax import nnx
 
+from jaxcapture_nb._backends.flax_internals import child_key, is_flax_bookkeeping
+
 Path = tuple[Any, ...]
 
 # Attribute values that cannot hold a module, checked by exact type first
@@ -69,14 +71,12 @@ def _quick_walk(model: nnx.Module) -> list[tuple[Path, nnx.Module]]:
         if id(module) in seen:
             raise _LeaveToFlax  # shared: which path names it is Flax's rule
         seen.add(id(module))
-        # nnx.List keeps element i in attribute "i"; its paths use the int.
-        int_keys = isinstance(module, nnx.List)
         for name, value in vars(module).items():
             if type(value) in _ATOMS:
                 continue
             if isinstance(value, nnx.Module):
-                visit((*path, int(name) if int_keys and name.isdigit() else name), value)
-            elif not name.startswith("_pytree__") and _may_hold_module(value):
+                visit((*path, child_key(module, name)), value)
+            elif not is_flax_bookkeeping(name) and _may_hold_module(value):
                 raise _LeaveToFlax
         found.append((path, module))
 
