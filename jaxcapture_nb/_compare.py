@@ -25,6 +25,7 @@ from flax import linen as nn
 from flax import nnx
 
 from jaxcapture_nb._capture import Capture, capture
+from jaxcapture_nb._float32 import magnitude_bits, scale_exponent, scaled
 from jaxcapture_nb._modes import Mode, mode_label, with_mode
 from jaxcapture_nb._records import Record, _type_name, flat_stats, number_text
 from jaxcapture_nb._summary import DEFAULT_BINS, _edges, _histogram
@@ -134,14 +135,19 @@ class Comparison:
 @functools.partial(jax.jit, static_argnames="bins")
 def _shared_histograms(values: tuple[jax.Array, ...], bins: int) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Counts of each array's finite values on one range spanning them all."""
-    flat = [jnp.ravel(v).astype(jnp.float32) for v in values]
-    lo = jnp.min(jnp.stack([jnp.min(jnp.where(jnp.isfinite(v), v, jnp.inf)) for v in flat]))
-    hi = jnp.max(jnp.stack([jnp.max(jnp.where(jnp.isfinite(v), v, -jnp.inf)) for v in flat]))
+    # Not flattened: merging a sharded axis with others would gather the array.
+    floats = [v.astype(jnp.float32) for v in values]
+    lo = jnp.min(jnp.stack([jnp.min(jnp.where(jnp.isfinite(v), v, jnp.inf)) for v in floats]))
+    hi = jnp.max(jnp.stack([jnp.max(jnp.where(jnp.isfinite(v), v, -jnp.inf)) for v in floats]))
     lo, hi = _edges(lo, hi)
-    scale = bins / (hi - lo)
+    # Binned in units of 2**e, so that a range as wide as float32's own
+    # (masked logits beside large values) does not overflow.
+    e = scale_exponent(jnp.maximum(magnitude_bits(lo), magnitude_bits(hi)))
+    lo_scaled = scaled(lo, e)
+    scale = bins / (scaled(hi, e) - lo_scaled)
     hists = []
-    for v in flat:
-        index = jnp.clip(jnp.floor((v - lo) * scale), 0, bins - 1).astype(jnp.int32)
+    for v in floats:
+        index = jnp.clip(jnp.floor((scaled(v, e) - lo_scaled) * scale), 0, bins - 1).astype(jnp.int32)
         # Non-finite values go to one extra slot, left out of the counts.
         hists.append(_histogram(jnp.where(jnp.isfinite(v), index, bins), bins + 1)[:bins])
     return jnp.stack(hists), lo, hi

@@ -7,18 +7,34 @@ arrays ever need to travel to the host.
 On a CPU the cost is set by the number of passes over the data and of
 scatter updates, so the work is a few plain reductions (min, max, sum, sum of
 squares) and one scatter-add that bins every value and counts zeros, NaNs and
-infinities in extra slots of the same table.
+infinities in extra slots of the same table. Only when a NaN or Inf shows, or
+the values are large enough to overflow float32 or small enough that their
+squares underflow, does a careful pass do it all again, masked and scaled by
+a power of two (see :mod:`jaxcapture_nb._float32`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxcapture_nb._backends.flax_internals import is_tracer
+from jaxcapture_nb._float32 import (
+    INF_BITS,
+    from_order_key,
+    is_zero,
+    magnitude_bits,
+    order_key,
+    scale_exponent,
+    scaled,
+    unscaled,
+)
+from jaxcapture_nb._histogram import _histogram
 
 DEFAULT_BINS = 64
 # Bin indices are read from a float's mantissa (see _index_all_finite).
@@ -154,86 +170,26 @@ def _as_real_float32(x: jax.Array) -> tuple[jax.Array, str]:
     return (jnp.abs(x) if note else x).astype(jnp.float32), note
 
 
-# Pairs of up to this many slots (a table of 64K cells) are counted together.
-_MAX_PAIRED_SLOTS = 255
+def _edges(lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Histogram range; an empty or constant array still gets a visible bar.
 
-
-def _histogram(index: jax.Array, slots: int) -> jax.Array:
-    """Exact int32 counts of ``index`` values in ``[0, slots)``, in one scatter.
-
-    A CPU scatter costs per update, so with one device and up to
-    :data:`_MAX_PAIRED_SLOTS` slots the values are counted in pairs: each
-    pair of neighbours adds to a cell of a ``slots x slots`` table, and a
-    value's count is its row sum plus its column sum. Half the updates make
-    the histogram about 40% faster, but the table grows as the square of the
-    slots: for thousands of bins it would take more memory than the array.
-    With more devices the indices keep their shape, because flattening them
-    would gather the array onto one device.
+    Distinct ``lo`` and ``hi`` are the edges as they are, subnormal ones
+    included (they are compared by their bits, which a CPU does not flush to
+    zero). A constant's padded edges stay within float32.
 
     Example:
-      >>> _histogram(jnp.array([2, 0, 2, 2, 1]), 4).tolist()
-      [1, 1, 3, 0]
+      >>> [float(e) for e in _edges(jnp.float32(3.4e38), jnp.float32(3.4e38))]
+      [3.396600011822504e+38, 3.4028234663852886e+38]
     """
-    if jax.device_count() > 1:
-        return jnp.zeros(slots, jnp.int32).at[index].add(1, mode="promise_in_bounds")
-    index = index.ravel()
-    if slots > _MAX_PAIRED_SLOTS:
-        return _count_codes(2 * index + 1, slots)
-    width = slots + 1  # one more slot pads an odd-sized array and is dropped
-    if index.size % 2:
-        index = jnp.concatenate([index, jnp.full(1, slots, index.dtype)])
-    pairs = index.reshape(-1, 2)
-    table = _count_codes(2 * (pairs[:, 0] * width + pairs[:, 1]) + 1, width * width)
-    table = table.reshape(width, width)
-    return (table.sum(axis=0) + table.sum(axis=1))[:slots]
-
-
-_SCATTER_INTO_VECTOR = jax.lax.ScatterDimensionNumbers(
-    update_window_dims=(1,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,)
-)
-
-
-def _count_codes(codes: jax.Array, cells: int) -> jax.Array:
-    """How often each cell ``k < cells`` occurs in ``codes``, where cell k has code ``2k + 1``.
-
-    The scatter adds each code to its own slot, so one array serves as both
-    its indices and its updates: an array of ones would cost as much again
-    to write as the codes. Slot ``2k + 1`` then holds ``count * (2k + 1)``
-    modulo 2**32 (int32 arithmetic wraps), and as every odd number has an
-    inverse modulo 2**32, multiplying by it gives back the exact count.
-    """
-    codes = codes[:, None]
-    sums = jax.lax.scatter_add(
-        jnp.zeros(2 * cells, jnp.int32),
-        codes,
-        codes,
-        _SCATTER_INTO_VECTOR,
-        mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS,
-    )
-    return sums[1::2] * _odd_inverses(cells)
-
-
-@functools.cache
-def _odd_inverses(cells: int) -> np.ndarray:
-    """The inverses modulo 2**32 of the odd numbers 1, 3, ..., 2 * cells - 1, as int32.
-
-    A NumPy constant, so a compiled step does not recompute it on every call.
-    """
-    odd = np.arange(1, 2 * cells, 2, dtype=np.uint32)
-    # Newton's iteration doubles the correct low bits each time, from the 3
-    # that ``odd`` itself gets right (a * a = 1 modulo 8 for odd a).
-    inverse = odd.copy()
-    for _ in range(4):
-        inverse *= 2 - odd * inverse
-    return inverse.view(np.int32)
-
-
-def _edges(lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Histogram range; an empty or constant array still gets a visible bar."""
     empty = lo > hi
-    lo, hi = jnp.where(empty, 0.0, lo), jnp.where(empty, 0.0, hi)
-    pad = jnp.where(hi > lo, 0.0, jnp.maximum(jnp.abs(lo) * 1e-3, 0.5))
-    return lo - pad, hi + pad
+    spread = order_key(hi) > order_key(lo)
+    lo0, hi0 = jnp.where(empty, 0.0, lo), jnp.where(empty, 0.0, hi)
+    pad = jnp.maximum(jnp.abs(lo0) * 1e-3, 0.5)
+    largest = np.finfo(np.float32).max
+    return (
+        jnp.where(spread, lo, jnp.maximum(lo0 - pad, -largest)),
+        jnp.where(spread, hi, jnp.minimum(hi0 + pad, largest)),
+    )
 
 
 # Slots after the ``bins`` histogram bins. Counting zeros, NaNs and infinities
@@ -253,7 +209,8 @@ def _index_all_finite(v: jax.Array, lo: jax.Array, scale: jax.Array, bins: int) 
     rounds to a multiple of ``2**(p - 23)``, so a value less than that part
     of a bin below an edge (1/131072 of a bin, for 64 bins) counts in the
     bin above, as rounding in ``(v - lo) * scale`` already makes values near
-    the top of the range do.
+    the top of the range do. Zeros are told apart by their bits: a CPU
+    compares a subnormal value as equal to zero.
 
     Example:
       >>> _index_all_finite(jnp.array([-1.0, 0.0, 0.49, 0.5, 1.0]), -1.0, 2.0, 4).tolist()
@@ -264,41 +221,124 @@ def _index_all_finite(v: jax.Array, lo: jax.Array, scale: jax.Array, bins: int) 
     bits = jax.lax.bitcast_convert_type((v - lo) * scale + power, jnp.int32)
     offset = bits - jax.lax.bitcast_convert_type(power, jnp.int32)
     index = jnp.minimum(jax.lax.shift_right_logical(offset, jnp.int32(23 - p)), bins - 1)
-    return jnp.where(v == 0, bins + _ZERO, index)
+    return jnp.where(is_zero(v), bins + _ZERO, index)
 
 
-def _index_masked(v: jax.Array, lo: jax.Array, scale: jax.Array, bins: int) -> jax.Array:
-    index = jnp.clip(jnp.floor((v - lo) * scale), 0, bins - 1).astype(jnp.int32)
-    index = jnp.where(v == 0, bins + _ZERO, index)
-    index = jnp.where(jnp.isnan(v), bins + _NAN, index)
-    index = jnp.where(v == jnp.inf, bins + _POSINF, index)
-    return jnp.where(v == -jnp.inf, bins + _NEGINF, index)
+def _index_careful(v: jax.Array, u: jax.Array, lo: jax.Array, scale: jax.Array, bins: int) -> jax.Array:
+    """The bin or slot of every value of ``v``, from ``u``, its values in the scaled units of ``lo``."""
+    index = jnp.clip(jnp.floor((u - lo) * scale), 0, bins - 1).astype(jnp.int32)
+    magnitude = magnitude_bits(v)
+    index = jnp.where(is_zero(v), bins + _ZERO, index)
+    index = jnp.where(magnitude > INF_BITS, bins + _NAN, index)
+    infinity = jnp.where(v > 0, bins + _POSINF, bins + _NEGINF)
+    return jnp.where(magnitude == INF_BITS, infinity, index)
 
 
-def _pass_all_finite(v, lo, hi, total, squares, *, bins):
-    """Histogram of an all-finite array whose reductions are already known."""
-    lo_edge, hi_edge = _edges(lo, hi)
+# Below this magnitude the squares of an array's values, and of their
+# deviations from the mean, would fall among float32's subnormals, and on a
+# CPU to zero.
+_TINY = np.float32(2.0**-32)
+
+
+class _Found(NamedTuple):
+    """What a pass over an array finds: everything its statistics need.
+
+    ``low``, ``high``, ``total``, ``squares`` and ``pivot`` are in units of
+    ``2**e`` (``e`` is 0 after the fast pass); the rest as the values are.
+    ``slots`` has each zero counted both in its bin and in the zero slot.
+    """
+
+    lo: jax.Array
+    hi: jax.Array
+    lo_edge: jax.Array
+    hi_edge: jax.Array
+    e: jax.Array
+    low: jax.Array
+    high: jax.Array
+    total: jax.Array
+    squares: jax.Array
+    pivot: jax.Array
+    slots: jax.Array
+
+
+def _with_zeros_in_their_bin(
+    slots: jax.Array, lo_edge: jax.Array, hi_edge: jax.Array, bins: int
+) -> jax.Array:
+    """``slots`` with the zero slot's count added to the bin of 0 (edges in any one unit)."""
+    zero_bin = jnp.clip(jnp.floor(-lo_edge * (bins / (hi_edge - lo_edge))), 0, bins - 1).astype(jnp.int32)
+    return slots.at[zero_bin].add(slots[bins + _ZERO])
+
+
+def _pass_fast(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> _Found:
+    """Histogram of an all-finite array of ordinary magnitude whose reductions are already known."""
     slots = _histogram(_index_all_finite(v, lo_edge, bins / (hi_edge - lo_edge), bins), bins + 4)
-    return lo, hi, total, squares, jnp.float32(0.0), slots
+    slots = _with_zeros_in_their_bin(slots, lo_edge, hi_edge, bins)
+    return _Found(lo, hi, lo_edge, hi_edge, jnp.int32(0), lo, hi, total, squares, jnp.float32(0.0), slots)
 
 
-def _pass_masked(v, lo, hi, total, squares, *, bins):
-    """Everything again over the finite values only: a NaN or Inf is present."""
-    del lo, hi, total, squares
-    finite = jnp.isfinite(v)
-    lo = jnp.min(jnp.where(finite, v, jnp.inf), initial=jnp.inf)
-    hi = jnp.max(jnp.where(finite, v, -jnp.inf), initial=-jnp.inf)
-    pivot = jnp.where(lo <= hi, (lo + hi) / 2, 0.0)
-    total = jnp.sum(jnp.where(finite, v, 0.0))
-    squares = jnp.sum(jnp.where(finite, jnp.square(v - pivot), 0.0))
+def _not_yet(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> _Found:
+    """Placeholders, when the careful pass comes next."""
+    del v
+    zero = jnp.int32(0)
+    return _Found(
+        lo,
+        hi,
+        lo_edge,
+        hi_edge,
+        zero,
+        lo,
+        hi,
+        total,
+        squares,
+        jnp.float32(0),
+        jnp.zeros(bins + 4, zero.dtype),
+    )
+
+
+def _pass_careful(v: jax.Array, *, bins: int) -> _Found:
+    """Everything again over the finite values only, in units of a power of two.
+
+    Runs when a NaN or Inf is present, when a sum, a square or the range
+    overflows float32, or when the values are too small to square. Min and
+    max are taken over the values' bits, which keeps subnormal ones that a
+    CPU's float comparisons read as zero. The values are then scaled by
+    ``2**-e``, ``e`` chosen so that the widest bin edge becomes about 1: the
+    sums cannot overflow and the squares of all but negligible values stay
+    normal.
+    """
+    finite = magnitude_bits(v) < INF_BITS
+    key = order_key(v)
+    lo = from_order_key(jnp.min(jnp.where(finite, key, order_key(jnp.inf)), initial=order_key(jnp.inf)))
+    hi = from_order_key(jnp.max(jnp.where(finite, key, order_key(-jnp.inf)), initial=order_key(-jnp.inf)))
     lo_edge, hi_edge = _edges(lo, hi)
-    slots = _histogram(_index_masked(v, lo_edge, bins / (hi_edge - lo_edge), bins), bins + 4)
-    return lo, hi, total, squares, pivot, slots
+    e = scale_exponent(jnp.maximum(magnitude_bits(lo_edge), magnitude_bits(hi_edge)))
+    u, low, high = scaled(v, e), scaled(lo, e), scaled(hi, e)
+    pivot = jnp.where(lo <= hi, (low + high) / 2, 0.0)
+    total = jnp.sum(jnp.where(finite, u, 0.0))
+    squares = jnp.sum(jnp.where(finite, jnp.square(u - pivot), 0.0))
+    first, last = scaled(lo_edge, e), scaled(hi_edge, e)
+    slots = _histogram(_index_careful(v, u, first, bins / (last - first), bins), bins + 4)
+    slots = _with_zeros_in_their_bin(slots, first, last, bins)
+    return _Found(lo, hi, lo_edge, hi_edge, e, low, high, total, squares, pivot, slots)
 
 
-def _centred_variance(v: jax.Array, mean: jax.Array, n: jax.Array, variance: jax.Array) -> jax.Array:
+def _one_pass_variance(v, mean, n, e, variance):
+    del v, mean, n, e
+    return variance
+
+
+def _centred_variance(v, mean, n, e, variance):
+    """The variance from a second pass over the values' deviations from their mean, in units of ``2**e``."""
     del variance
-    return jnp.sum(jnp.where(jnp.isfinite(v), jnp.square(v - mean), 0.0)) / n
+    return jnp.sum(jnp.where(magnitude_bits(v) < INF_BITS, jnp.square(scaled(v, e) - mean), 0.0)) / n
+
+
+# The one-pass variance E[(v - pivot)^2] - (mean - pivot)^2 loses float32
+# precision in proportion to (mean - pivot)^2 / variance. Below this ratio
+# its std stayed within 3.5e-6 of float64's over normal, uniform and
+# exponential samples of 10 to a million values (a ratio of 1000 allowed
+# 1.4e-4); above it the centred pass runs.
+_ILL_CONDITIONED = 16.0
 
 
 def _summarize_array(x: jax.Array, bins: int) -> Summary:
@@ -312,62 +352,75 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
     # These four reductions share one read of the data (XLA fuses sibling
     # reductions that do not depend on each other). Vectorized min/max may
     # drop a NaN, but the sums never do. Masking every element costs several
-    # plain passes on a CPU, so the masked pass runs only when a NaN or Inf
-    # shows; its results, like the fast pass's, are all small. Keep the
-    # histogram inside the cond even though a cond-free fast pass is faster
-    # alone: in a compiled training step XLA then fuses the activation's own
-    # computation into the index pass and runs it beside the step's matmuls,
-    # and a 4-layer MLP step went from 1.05x to 1.17x its time unsummarized.
+    # plain passes on a CPU, so the careful pass runs only when a NaN or Inf
+    # shows, or the magnitudes are extreme; its results, like the fast
+    # pass's, are all small. Keep the histogram inside the cond even though a
+    # cond-free fast pass is faster alone: in a compiled training step XLA
+    # then fuses the activation's own computation into the index pass and
+    # runs it beside the step's matmuls, and a 4-layer MLP step went from
+    # 1.05x to 1.17x its time unsummarized.
     lo = jnp.min(v, initial=jnp.inf)
     hi = jnp.max(v, initial=-jnp.inf)
     total = jnp.sum(v)
     squares = jnp.sum(jnp.square(v))
-    all_finite = jnp.isfinite(lo) & jnp.isfinite(hi) & jnp.isfinite(total) & jnp.isfinite(squares)
-    lo, hi, total, squares, pivot, slots = jax.lax.cond(
-        all_finite,
-        functools.partial(_pass_all_finite, bins=bins),
-        functools.partial(_pass_masked, bins=bins),
-        v,
-        lo,
-        hi,
-        total,
-        squares,
-    )
     lo_edge, hi_edge = _edges(lo, hi)
-    scale = bins / (hi_edge - lo_edge)
+    fast = (
+        jnp.isfinite(total)
+        & jnp.isfinite(squares)
+        & jnp.isfinite(hi_edge - lo_edge)
+        & (lo <= hi)
+        & ((jnp.maximum(-lo, hi) >= _TINY) | (lo == hi))
+    )
+    found = jax.lax.cond(
+        fast,
+        functools.partial(_pass_fast, bins=bins),
+        functools.partial(_not_yet, bins=bins),
+        *(v, lo, hi, lo_edge, hi_edge, total, squares),
+    )
+    # The careful pass also follows the fast one when an array of subnormal
+    # values (and zeros) reads as all-zero on a CPU: only the fast pass's
+    # count of exact zeros, taken from the bits, tells. Placed here rather
+    # than in the first cond, it appears once in the compiled program.
+    flushed = (found.lo == 0) & (found.hi == 0) & (found.slots[bins + _ZERO] < v.size)
+    found = jax.lax.cond(
+        ~fast | flushed, lambda v, _: _pass_careful(v, bins=bins), lambda _, found: found, v, found
+    )
 
+    slots = found.slots
     zero_count = slots[bins + _ZERO]
     nan_count = slots[bins + _NAN]
     posinf_count = slots[bins + _POSINF]
     neginf_count = slots[bins + _NEGINF]
-    # Zeros were counted in their own slot; put them back in their bin.
-    zero_bin = jnp.clip(jnp.floor(-lo_edge * scale), 0, bins - 1).astype(jnp.int32)
-    hist = slots[:bins].at[zero_bin].add(zero_count)
     count = jnp.int32(v.size) - nan_count - posinf_count - neginf_count
 
     empty = count == 0
     n = jnp.maximum(count, 1).astype(jnp.float32)
-    mean = total / n
-    variance = squares / n - jnp.square(mean - pivot)
-    # The one-pass variance loses float32 precision when the mean dwarfs the
-    # spread; only then pay for a second, centred pass.
-    ill_conditioned = jnp.square(mean - pivot) > 1e3 * jnp.maximum(variance, 0.0)
+    # Rounding can carry the mean just past the values, and past float32's
+    # largest; it never lies outside them.
+    mean = jnp.clip(found.total / n, found.low, found.high)
+    variance = found.squares / n - jnp.square(mean - found.pivot)
+    ill_conditioned = jnp.square(mean - found.pivot) > _ILL_CONDITIONED * jnp.maximum(variance, 0.0)
     variance = jax.lax.cond(
-        ill_conditioned, _centred_variance, lambda v, mean, n, variance: variance, v, mean, n, variance
+        ill_conditioned, _centred_variance, _one_pass_variance, v, mean, n, found.e, variance
     )
+    # Likewise the std, which for any values is at most half their range.
+    std = jnp.minimum(jnp.sqrt(jnp.maximum(variance, 0.0)), (found.high - found.low) / 2)
+    # A constant is its own mean, even one too small for the units it was
+    # summed in (its padded edges set them).
+    mean = jnp.where(order_key(found.lo) == order_key(found.hi), found.lo, unscaled(mean, found.e))
     nan = jnp.float32(jnp.nan)
     stats = [
-        jnp.where(empty, nan, lo),
-        jnp.where(empty, nan, hi),
+        jnp.where(empty, nan, found.lo),
+        jnp.where(empty, nan, found.hi),
         jnp.where(empty, nan, mean),
-        jnp.where(empty, nan, jnp.sqrt(jnp.maximum(variance, 0.0))),
-        lo_edge,
-        hi_edge,
+        jnp.where(empty, nan, unscaled(std, found.e)),
+        found.lo_edge,
+        found.hi_edge,
     ]
     counts = [count, nan_count, posinf_count, neginf_count, zero_count]
     return Summary(
         stats=jnp.stack(stats).astype(jnp.float32),
-        counts=jnp.concatenate([jnp.stack(counts), hist]).astype(jnp.int32),
+        counts=jnp.concatenate([jnp.stack(counts), slots[:bins]]).astype(jnp.int32),
         shape=shape,
         dtype=dtype,
         note=note,
@@ -491,7 +544,7 @@ def is_concrete_numeric(x: Any) -> bool:
     """Whether ``x`` is a concrete JAX array that :class:`PendingSummaries` takes."""
     return (
         isinstance(x, jax.Array)
-        and not isinstance(x, jax.core.Tracer)
+        and not is_tracer(x)
         and not jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
     )
 
@@ -547,7 +600,7 @@ def summarize(tree: Any, bins: int = DEFAULT_BINS) -> Any:
     values = [a for _, a in numeric]
     if not values:
         results = []
-    elif any(isinstance(a, jax.core.Tracer) for a in values):
+    elif any(is_tracer(a) for a in values):
         results = _summaries(values, bins)
     else:
         (results,) = fetch_summaries([PendingSummaries(values, bins)])
