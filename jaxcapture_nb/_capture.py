@@ -15,6 +15,7 @@ from flax import nnx
 
 from jaxcapture_nb._backends.linen import COLLECTION, LinenCapture
 from jaxcapture_nb._backends.nnx import NnxCapture
+from jaxcapture_nb._hosts import host_summary
 from jaxcapture_nb._recorder import Include, Recorder
 from jaxcapture_nb._records import Record, format_table
 from jaxcapture_nb._summary import DEFAULT_BINS
@@ -108,10 +109,15 @@ class Capture:
 
     @property
     def records(self) -> list[Record]:
-        """Every record, in execution order."""
+        """Every record, in execution order, with its summary on the host."""
         if self._backend is not None:
             self._recorder.drain()
-        return self._recorder.records()
+        records = self._recorder.records()
+        for record in records:
+            # Read once, here, so no view reads a device value itself (a
+            # replicated summary of a multi-process run, through the local copy).
+            record.summary = host_summary(record.summary)
+        return records
 
     @property
     def state(self) -> Any:

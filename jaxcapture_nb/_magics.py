@@ -21,6 +21,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from jaxcapture_nb._capture import capture
+from jaxcapture_nb._hosts import should_display
 from jaxcapture_nb._modes import PRESETS, ModeError, with_mode
 from jaxcapture_nb._recorder import KEEP_MODES
 from jaxcapture_nb._summary import check_bins
@@ -177,7 +178,10 @@ class CaptureMagics(Magics):
 
         With several models, ``--out`` receives a dict of their captures by name.
         If the cell raises, the traceback shows, the cell fails, and the partial
-        capture is still displayed and bound.
+        capture is still displayed and bound. The widget (or the live view) is
+        displayed only in a notebook front end (an IPython kernel, or marimo),
+        and in a ``jax.distributed`` run only on process 0; ``--no-display``
+        never displays it.
 
         ``%%capture_intermediates model --stream --every 10`` stands for::
 
@@ -227,7 +231,7 @@ class CaptureMagics(Magics):
         try:
             self._run_inside(captures, cell, args.out)
         finally:
-            if not args.no_display:
+            if should_display(False if args.no_display else None):
                 for cap in captures.values():
                     display(cap.show())
 
@@ -248,7 +252,7 @@ class CaptureMagics(Magics):
                 grads=args.grads,
                 include=_unquote(args.include),
                 bins=args.bins,
-                display=not args.no_display,
+                display=False if args.no_display else None,
             ),
         )
         self._run_inside(watches, cell, args.out)

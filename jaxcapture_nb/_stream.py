@@ -6,6 +6,12 @@ A backend hook or a host callback calls :meth:`Stream.add` with a summary
 training loop's own values arrive through :meth:`Stream.log` and
 :meth:`Stream.update` as device arrays too. Nothing is read on the loop's
 thread: :meth:`Stream.settle`, called from a background thread, fetches it.
+The device work a value still needs (the summary of an array) is started as
+it arrives, on the thread that hands it over, and dispatch returns at once;
+the background thread only fetches what the device has finished. With
+``jax.distributed`` a program over arrays of several processes runs only
+when each process starts it, in the same order, and a background thread
+would start it at a different moment on each one.
 Every site keeps a ring of at most ``keep_steps`` rows; when it fills, every
 second row is dropped, so old steps thin out while the latest are all kept
 and memory stays flat however long training runs.
@@ -24,6 +30,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxcapture_nb._hosts import host_summary, readable, replicated, to_host
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
 from jaxcapture_nb._summary import (
@@ -31,7 +38,7 @@ from jaxcapture_nb._summary import (
     INT_FIELDS,
     Summary,
     check_bins,
-    summarize,
+    packed_summary,
     unpack_summary,
 )
 
@@ -59,6 +66,9 @@ _NONFINITE_FIELDS = [INT_FIELDS.index(f"{name}_count") for name in ("nan", "posi
 _MEAN = STAT_COLUMNS.index("mean")
 _ZERO_PCT = STAT_COLUMNS.index("zero_pct")
 _FIRST_PERCENTILE = STAT_COLUMNS.index("p0")
+
+# The summary of an array sowed outside a compiled step, or handed to update().
+_packed_row = jax.jit(packed_summary, static_argnames="bins")
 
 
 class NonFiniteError(RuntimeError):
@@ -286,15 +296,21 @@ class Stream:
     # -- what the training loop hands over ----------------------------------------
 
     def log(self, step: int, scalars: dict[str, Any]) -> None:
-        """Queues scalars (device arrays are read later, off the loop's thread)."""
+        """Queues scalars (device arrays are read later, off the loop's thread).
+
+        A value split across processes is replicated first, here: device work
+        is started on the thread that hands the value over.
+        """
+        values = [(name, replicated(value)) for name, value in scalars.items()]
         with self.lock:
-            self._scalars_queued.extend((name, step, value) for name, value in scalars.items())
+            self._scalars_queued.extend((name, step, value) for name, value in values)
 
     def update(self, step: int, summaries: Any) -> None:
         """Records a pytree of :class:`Summary` (or arrays) made by the user's step.
 
-        Only the leaves ``include`` selects are kept. Nothing is read or
-        computed here: :meth:`settle` fetches the summaries' arrays later.
+        Only the leaves ``include`` selects are kept. Nothing is read here:
+        :meth:`settle` fetches the summaries' arrays later. The summaries of
+        arrays are started here, on the device, and dispatch returns at once.
         """
         leaves, treedef = jax.tree.flatten(summaries, is_leaf=lambda x: isinstance(x, Summary))
         selected = self._selected.get(treedef)
@@ -307,6 +323,7 @@ class Stream:
                     f"update(): the summary of {label!r} has {v.bins} bins and this view shows "
                     f"{self.bins}; make it with summarize(..., bins={self.bins}) or watch with bins={v.bins}"
                 )
+        labelled = [(label, _readable_summary(v)) for label, v in labelled]
         with self.lock:
             for label, v in labelled:
                 self._ingest(("update", label), label, "Summary", v, step=step)
@@ -343,7 +360,7 @@ class Stream:
             done = len(queued) if wait else _computed_prefix(queued, lambda item: (item[2],))
             queued, self._scalars_queued = queued[:done], queued[done:]
         for name, step, value in queued:
-            self._scalar(name, step, float(np.asarray(value, np.float64).mean()))
+            self._scalar(name, step, float(to_host(value).astype(np.float64).mean()))
         self._record_arrived(wait)
 
     def _scalar(self, name: str, step: int, value: float) -> None:
@@ -363,8 +380,9 @@ class Stream:
 
         Host callbacks call this from the runtime's thread while the device
         waits for them, and compiled steps' rows arrive on the loop's thread,
-        so only cheap bookkeeping happens here; statistics, rows and the
-        non-finite flag are made in :meth:`settle`.
+        so only cheap bookkeeping happens here, and for an array (which only
+        the loop's thread hands over) the dispatch of its summary; statistics,
+        rows and the non-finite flag are made in :meth:`settle`.
         """
         if not isinstance(value, Summary | _Row | jax.Array | np.ndarray):
             return
@@ -374,9 +392,26 @@ class Stream:
             series.calls += 1
             if call % self.every:
                 return
+            if not isinstance(value, Summary | _Row):
+                value = self._summary_row(value)
+                if value is None:
+                    return
             step = call if step is None else step
             order = next(self._arrivals) if order is None else order
             self._arrived.append((series, step, order, value))
+
+    def _summary_row(self, value: jax.Array | np.ndarray) -> _Row | None:
+        """The packed summary of an array, dispatched to the device now; None if it has none.
+
+        Arrays of PRNG keys, strings or objects have no statistics.
+        """
+        if isinstance(value, np.ndarray) and not (
+            np.issubdtype(value.dtype, np.number) or value.dtype == bool
+        ):
+            return None
+        if jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
+            return None
+        return _Row(_packed_row(value, bins=self.bins), tuple(value.shape), value.dtype)
 
     def _series(self, key: Any, label: str, kind: str) -> SiteSeries:
         series = self.series.get(key)
@@ -408,10 +443,7 @@ class Stream:
         for (series, step, order, value), one in zip(arrived, is_single, strict=True):
             if one:
                 self._append(series, step, order, *next(batch))
-                continue
-            if not isinstance(value, Summary):
-                value = summarize(value, bins=self.bins)
-            if value.reason is None:
+            elif value.reason is None:
                 self._append(series, step, order, *series.row_of(value))
 
     def _append(self, series: SiteSeries, step: int, order: int, stats: Any, hist: np.ndarray) -> None:
@@ -440,26 +472,31 @@ class Stream:
             return sum(t.nbytes for t in tables)
 
 
-def _device_arrays(value: Any) -> tuple[Any, ...]:
+def _device_arrays(value: _Row | Summary) -> tuple[Any, ...]:
     """The arrays of an arrived value that may still be on their way from the device."""
     if isinstance(value, _Row):
         return (value.row,)
-    if isinstance(value, Summary):
-        return (value.stats, value.counts)
-    return (value,)
+    return (value.stats, value.counts)
 
 
-def _on_host(value: Any) -> Any:
-    """An arrived packed row or summary, as a :class:`Summary` of NumPy arrays.
-
-    Arrays sowed outside a compiled step stay as they are, to be summarized
-    on the device.
-    """
+def _on_host(value: _Row | Summary) -> Summary:
+    """An arrived packed row or summary, as a :class:`Summary` of NumPy arrays (a fetch, no device work)."""
     if isinstance(value, _Row):
-        return unpack_summary(np.asarray(value.row), value.shape, value.dtype)
-    if isinstance(value, Summary):
-        return value.to_numpy()
-    return value
+        return unpack_summary(to_host(value.row), value.shape, value.dtype)
+    return host_summary(value)
+
+
+def _readable_summary(value: Any) -> Any:
+    """A summary whose arrays every process can read: split ones are replicated, now.
+
+    Example:
+      >>> s = Summary(stats=np.zeros(6), counts=np.zeros(9))
+      >>> _readable_summary(s) is s
+      True
+    """
+    if not isinstance(value, Summary) or (readable(value.stats) and readable(value.counts)):
+        return value
+    return dataclasses.replace(value, stats=replicated(value.stats), counts=replicated(value.counts))
 
 
 def _computed_prefix(items: list[Any], arrays_of: Callable[[Any], tuple[Any, ...]]) -> int:

@@ -18,6 +18,12 @@ step while the device ran this one; that cost more than the summaries. Only
 gradients need callbacks (a backward pass has no state to carry them), so
 with ``grads=True`` the values, the perturbed values and their gradients
 all travel by ``jax.debug.callback``, and arrive in execution order.
+
+In a ``jax.distributed`` run every process runs the same watch and records
+the same rows: the rows are summaries of the global arrays, the background
+thread only fetches them (it never starts device work, which every process
+would have to start in the same order), and callbacks reach every process
+(see ``_hosts.host_callback``). Only process 0 shows the view.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Any
 from flax import nnx
 
 from jaxcapture_nb._backends.nnx import NnxCapture
+from jaxcapture_nb._hosts import should_display
 from jaxcapture_nb._recorder import Include
 from jaxcapture_nb._stream import NonFiniteError, Stream
 from jaxcapture_nb._summary import DEFAULT_BINS
@@ -50,7 +57,7 @@ class Watch:
         include: Include,
         bins: int,
         total: int | None,
-        display: bool,
+        display: bool | None,
     ):
         if model is not None and not isinstance(model, nnx.Module):
             raise TypeError(
@@ -75,7 +82,7 @@ class Watch:
         from jaxcapture_nb._widgets.live_view import LiveView
 
         self.view = LiveView(self.stream, total=self.total)
-        if self._display:
+        if should_display(self._display):
             from IPython.display import display
 
             self._handle = display(self.view, display_id=True)
@@ -159,7 +166,7 @@ def watch(
     include: Include = None,
     bins: int = DEFAULT_BINS,
     total: int | None = None,
-    display: bool = True,
+    display: bool | None = None,
 ) -> Watch:
     """Shows a live view of what ``model`` sows while a training loop runs.
 
@@ -191,7 +198,11 @@ def watch(
       include: keep only sites whose dotted path matches this regex.
       bins: histogram bins.
       total: the number of steps planned, for the progress line's ETA.
-      display: display the :class:`LiveView` (set False outside a notebook).
+      display: display the :class:`LiveView`: True or False, or None (the
+        default) to display it only in a notebook front end (an IPython
+        kernel, or marimo) and there only on process 0 of a
+        ``jax.distributed`` run, whose processes all record the same rows.
+        In a plain ``python`` process nothing is shown or printed.
 
     Returns:
       A :class:`Watch`; ``w.view`` is the widget, ``w.stream`` the history.

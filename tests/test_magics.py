@@ -121,16 +121,36 @@ def test_bad_options_are_usage_errors_and_the_body_does_not_run(ipython, namespa
     assert namespace["ran"] == []
 
 
-def test_the_widget_is_displayed_after_the_cell(ipython, namespace):
+def shown_after(ipython, cell):
+    """What the display publisher got while ``cell`` ran."""
     shown = []
     ipython.display_pub.publish = lambda data, **kw: shown.append(data)
     try:
-        assert ipython.run_cell("%%capture_intermediates model\nmodel(x);").success
+        assert ipython.run_cell(cell).success
     finally:
         del ipython.display_pub.publish
-    (bundle,) = shown
+    return shown
+
+
+def test_the_widget_is_displayed_after_the_cell_in_a_notebook(ipython, namespace, monkeypatch):
+    monkeypatch.setattr("jaxcapture_nb._hosts.has_front_end", lambda: True)
+    (bundle,) = shown_after(ipython, "%%capture_intermediates model\nmodel(x);")
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/plain"] == namespace["_capture"].table()
+
+
+def test_without_a_notebook_front_end_or_on_another_process_nothing_is_displayed(
+    ipython, namespace, monkeypatch
+):
+    from jaxcapture_nb import Watch
+
+    # The test shell is a terminal IPython: no kernel draws widgets there.
+    assert shown_after(ipython, "%%capture_intermediates model\nmodel(x);") == []
+    monkeypatch.setattr("jaxcapture_nb._hosts.has_front_end", lambda: True)
+    monkeypatch.setattr("jax.process_index", lambda: 1)
+    assert shown_after(ipython, "%%capture_intermediates model\nmodel(x);") == []
+    assert shown_after(ipython, "%%capture_intermediates model --stream\nmodel(x);") == []
+    assert isinstance(namespace["_capture"], Watch)  # it ran, and was bound
 
 
 def test_the_docstring_shows_the_with_block(ipython):

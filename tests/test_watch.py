@@ -415,3 +415,33 @@ def test_rows_made_in_one_batch_match_one_summary_at_a_time():
     for a, row, got in zip(arrays, rows, batch, strict=True):
         want, _ = series.row_of(unpack_summary(row, a.shape, a.dtype))
         np.testing.assert_array_equal(got, np.asarray(want, np.float32))
+
+
+def test_device_work_starts_on_the_loops_thread_and_the_background_thread_only_fetches(setup, monkeypatch):
+    # With several processes, a program started by the background thread
+    # would start at a different moment on each process, and the run hangs.
+    import threading
+
+    import jaxcapture_nb._stream as stream_module
+
+    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 0.01)
+    threads = []
+    packed_row = stream_module._packed_row
+
+    def recording(value, bins):
+        threads.append(threading.current_thread())
+        return packed_row(value, bins=bins)
+
+    monkeypatch.setattr(stream_module, "_packed_row", recording)
+    model, _, x, _ = setup
+    with watch(model, display=False) as w:
+        for i in range(20):
+            model(x * i)  # eager sows
+            w.update(i, {"raw": x * i, "summarized": summarize(x * i)})
+            w.log(step=i, loss=jnp.mean(x * i))
+    assert threads and set(threads) == {threading.main_thread()}
+    assert len(threads) == 20 * 2  # act, sowed eagerly, and the raw update
+    act, raw = w.stream.series[((), "Intermediate", "act")], w.stream.series[("update", "raw")]
+    assert act.size == raw.size == 20
+    assert row(raw, 19, "max") == pytest.approx(float((x * 19).max()), rel=1e-6)
+    assert w.stream.scalars["loss"].size == 20

@@ -11,7 +11,7 @@ Records of one ``apply`` follow the collection's order (by module), which is
 as close to execution order as Linen allows.
 
 Inside ``jax.jit`` the collection holds tracers; they reach the host through
-``jax.debug.callback`` (summaries only, under ``keep="summary"``). The
+a host callback that reaches every process (summaries only, under ``keep="summary"``). The
 callback finds its capture by module at run time, so a function compiled in
 one block records into the capture of the block it runs in. A function that
 was first traced outside any capture has no callback compiled in and records
@@ -29,6 +29,7 @@ from flax import linen as nn
 
 from jaxcapture_nb._backends import flax_internals
 from jaxcapture_nb._backends.flax_internals import is_tracer
+from jaxcapture_nb._hosts import host_callback
 from jaxcapture_nb._recorder import Recorder
 from jaxcapture_nb._records import leaf_sites
 from jaxcapture_nb._summary import summarize
@@ -160,4 +161,4 @@ class LinenCapture:
         callback = functools.partial(
             _deliver_from_callback, id(self.module), [(path, name) for path, name, _ in sites], statics
         )
-        jax.debug.callback(callback, *arrays)
+        host_callback(callback, *arrays)

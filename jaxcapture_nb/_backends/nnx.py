@@ -43,6 +43,7 @@ from flax import nnx
 from jaxcapture_nb._backends import flax_internals
 from jaxcapture_nb._backends.flax_internals import is_tracer
 from jaxcapture_nb._backends.nnx_modules import iter_modules
+from jaxcapture_nb._hosts import host_callback
 from jaxcapture_nb._recorder import Recorder
 from jaxcapture_nb._records import Gradient, leaf_sites
 from jaxcapture_nb._summary import packed_summary, summarize
@@ -56,7 +57,7 @@ from jaxcapture_nb._warnings import JaxCaptureWarning
 _ROUTES: dict[int, NnxCapture] = {}
 _route_ids = itertools.count()
 _model_routes: weakref.WeakKeyDictionary[nnx.Module, int] = weakref.WeakKeyDictionary()
-# Per route: when each site was sowed in the latest trace. A compiled program
+# Per route: when each site's k-th held value was sowed in the latest trace. A compiled program
 # runs its sows in the order they were traced, so this sorts what it leaves.
 _trace_orders: dict[int, dict[tuple[Any, ...], int]] = {}
 _trace_counter = itertools.count()
@@ -170,28 +171,29 @@ class _Sink:
                 # arrives in execution order.
                 _report((self.route, self.path, name), self.var_type, value)
                 return
-            capture.note_trace_order(self.path, self.var_type, name)
             # The rows the previous call left come in as inputs; this call's
             # first sow of a name replaces them, later ones append.
             held = self.values.get(name, ()) if name in self.sowed else ()
             self.sowed.add(name)
+            capture.note_trace_order(self.path, self.var_type, name, len(held))
             self.values[name] = (*held, packed_summary(value, recorder.bins))
             layout = (name, tuple(value.shape), value.dtype)
             if layout not in self.layouts:
                 self.layouts = (*self.layouts, layout)
             self.traced = self.traced | {name}
             return
-        capture.note_trace_order(self.path, self.var_type, name)
         if not is_array:
             value = _Static(value)  # a number or an object: no output of the trace
         elif recorder.keep == "summary":
             value = summarize(value, bins=recorder.bins)
-        if recorder.keep == "all":
-            if name in self.values:
-                capture.warn_growing_state(self.path, name)
-            self.values[name] = self.values.get(name, ()) + (value,)
-        else:
-            self.values[name] = (value,)
+        held = self.values.get(name, ()) if recorder.keep == "all" else ()
+        # Values held before this object's first sow of a name came in with
+        # the state, from an earlier call; a second sow within one call does not.
+        if held and name not in self.sowed:
+            capture.warn_growing_state(self.path, name)
+        self.sowed.add(name)
+        capture.note_trace_order(self.path, self.var_type, name, len(held))
+        self.values[name] = (*held, value)
         self.traced = self.traced | {name}
 
     def take_traced(self, keep: str) -> list[tuple[str, tuple[Any, ...]]]:
@@ -345,7 +347,7 @@ def _report_leaf(
     recorder.expect(path, var_type, name)
     if not is_array:
         # The same on every call: the callback carries it rather than sends it.
-        jax.debug.callback(functools.partial(_arrive, route, path, var_type, name, None, order, value))
+        host_callback(functools.partial(_arrive, route, path, var_type, name, None, order, value))
         return
     # A recorder that keeps only summaries gets one small array, not the tensor.
     if recorder.keep in ("stream", "summary"):
@@ -353,7 +355,7 @@ def _report_leaf(
         arrays = (packed_summary(value, recorder.bins),)
     else:
         layout, arrays = None, (value,)
-    jax.debug.callback(functools.partial(_arrive, route, path, var_type, name, layout, order), *arrays)
+    host_callback(functools.partial(_arrive, route, path, var_type, name, layout, order), *arrays)
 
 
 class _GradientTap:
@@ -532,13 +534,13 @@ class NnxCapture:
         if not rows or self._streamed.get(site) is rows[0]:
             return
         self._streamed[site] = rows[0]
-        order = _trace_orders.get(self._route, {}).get(site, 0)
-        for row in rows:
-            self.recorder.add_row(path, var_type, name, row, layout, order)
+        orders = _trace_orders.get(self._route, {})
+        for k, row in enumerate(rows):
+            self.recorder.add_row(path, var_type, name, row, layout, orders.get((*site, k), 0))
 
-    def note_trace_order(self, path: tuple[Any, ...], var_type: type, name: str) -> None:
-        """Remembers when a site was sowed while tracing."""
-        _trace_orders.setdefault(self._route, {})[(path, var_type, name)] = next(_trace_counter)
+    def note_trace_order(self, path: tuple[Any, ...], var_type: type, name: str, index: int) -> None:
+        """Remembers when the ``index``-th value a site holds was sowed while tracing."""
+        _trace_orders.setdefault(self._route, {})[(path, var_type, name, index)] = next(_trace_counter)
 
     def deliver(self) -> None:
         """Records what jitted calls left in the sinks, in execution order."""
@@ -553,11 +555,12 @@ class NnxCapture:
         for sink in self._sinks():
             if sink.traced:
                 for name, values in sink.take_traced(self.recorder.keep):
-                    order = trace_order.get((sink.path, sink.var_type, name), -1)
-                    taken.extend((order, i, sink.path, sink.var_type, name, v) for i, v in enumerate(values))
-        # Sort by call (i) first: under keep="all" a site holds one value per call.
-        taken.sort(key=lambda t: (t[1], t[0]))
-        for _, _, path, var_type, name, value in taken:
+                    site = (sink.path, sink.var_type, name)
+                    taken.extend((trace_order.get((*site, k), -1), *site, v) for k, v in enumerate(values))
+        # Under keep="all", values of later calls were traced later (each call
+        # that brings held values in traces again), so they sort after.
+        taken.sort(key=lambda t: t[0])
+        for _, path, var_type, name, value in taken:
             self.recorder.add(path, var_type, name, value.value if isinstance(value, _Static) else value)
 
     def uninstall(self) -> None:

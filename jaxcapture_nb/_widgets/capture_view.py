@@ -77,14 +77,14 @@ class CaptureView(anywidget.AnyWidget):
                 self._heatmap_site = i
             return
         stats = flat_stats(record.summary) if record.summary is not None else {}
-        pixels, shape, value_range = payload.heatmap(
+        pixels, shape, value_range, note = payload.heatmap(
             record.value, self._slice_index, stats.get("mean", 0.0), stats.get("std", 1.0)
         )
         with self.hold_sync():
             self._heatmap = pixels
             self._heatmap_shape = shape
             self._heatmap_range = value_range
-            self._heatmap_note = ""
+            self._heatmap_note = note
             self._heatmap_site = i
 
     def __repr__(self) -> str:

@@ -4,6 +4,12 @@ Per site the browser gets a fixed number of bytes, whatever the tensor's
 size: a row of float64 statistics and the int32 histogram. A heatmap is
 computed only for the selected site, on the device, and travels as one uint8
 per pixel (a colour index), so a 1M-element tensor costs under 64 KiB.
+
+In a ``jax.distributed`` run only process 0 shows the widget, so nothing
+here may start a program over other processes' devices: they would never
+join it. Summaries are replicated and read through the local copy; a value
+split across processes is drawn from the part this process holds, and its
+row says so (its statistics, computed over the global array, cover it all).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcapture_nb._hosts import host_summary, local_part, local_slices, process_count_of, readable
 from jaxcapture_nb._records import Record, flat_stats
 from jaxcapture_nb._summary import Summary
 
@@ -35,14 +42,26 @@ def _type_name(var_type: Any) -> str:
 
 
 def host_summaries(records: Sequence[Record]) -> list[Summary | None]:
-    """Every record's summary on the host, fetched in one transfer."""
-    return jax.device_get([r.summary for r in records])
+    """Every record's summary on the host."""
+    return [host_summary(r.summary) for r in records]
+
+
+def split_note(value: Any) -> str:
+    """What a row says about a value split across processes; empty for any other value."""
+    if readable(value):
+        return ""
+    part = ", ".join(f"{s.start}:{s.stop}" for s in local_slices(value))
+    return (
+        f"split across {process_count_of(value)} processes: the heatmap shows this process's "
+        f"part [{part}], the statistics cover all of it"
+    )
 
 
 def site_rows(records: Sequence[Record], summaries: Sequence[Summary | None]) -> list[dict[str, Any]]:
     """The text of each row: names and shapes, never numbers to plot."""
     rows = []
     for r, s in zip(records, summaries, strict=True):
+        note = (s.reason or s.note) if s is not None else f"{type(r.value).__name__}, not an array"
         rows.append(
             {
                 "path": ".".join(str(p) for p in r.path),
@@ -51,7 +70,7 @@ def site_rows(records: Sequence[Record], summaries: Sequence[Summary | None]) ->
                 "type": _type_name(r.var_type),
                 "shape": list(r.shape) if r.shape is not None else None,
                 "dtype": r.dtype or "",
-                "note": (s.reason or s.note) if s is not None else f"{type(r.value).__name__}, not an array",
+                "note": "; ".join(filter(None, (note, split_note(r.value)))),
                 "has_stats": s is not None and s.reason is None,
                 "has_value": r.value is not None and r.shape is not None and len(r.shape) >= 2,
             }
@@ -94,18 +113,26 @@ def hist_buffer(summaries: Sequence[Summary | None], bins: int) -> bytes:
     return out.tobytes()
 
 
-def _quantize(plane: jax.Array, lo: jax.Array, hi: jax.Array) -> jax.Array:
-    scaled = jnp.clip((plane - lo) / jnp.maximum(hi - lo, 1e-30) * (COLOURS - 1), 0, COLOURS - 1)
-    index = jnp.round(scaled).astype(jnp.uint8)
-    index = jnp.where(jnp.isnan(plane), NAN_INDEX, index)
-    index = jnp.where(plane == jnp.inf, POSINF_INDEX, index)
-    return jnp.where(plane == -jnp.inf, NEGINF_INDEX, index).astype(jnp.uint8)
+def _quantize(plane: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Colour indices of a small (downsampled) plane, in float64: masked logits near
+    float32's limit beside ordinary values would overflow a float32 range."""
+    plane = np.asarray(plane, np.float64)
+    with np.errstate(invalid="ignore"):
+        scaled = np.clip((plane - lo) / max(hi - lo, 1e-30) * (COLOURS - 1), 0, COLOURS - 1)
+    index = np.round(np.nan_to_num(scaled)).astype(np.uint8)
+    index[np.isnan(plane)] = NAN_INDEX
+    index[plane == np.inf] = POSINF_INDEX
+    index[plane == -np.inf] = NEGINF_INDEX
+    return index
 
 
 def heatmap(
     value: Any, index: Sequence[int], mean: float, std: float
-) -> tuple[bytes, list[int], list[float]]:
+) -> tuple[bytes, list[int], list[float], str]:
     """A 2-D slice of ``value`` as colour indices, downsampled on the device.
+
+    A value split across processes is drawn from the part this process
+    holds (see :func:`split_note`), on a device of this process.
 
     Args:
       value: the array (two or more dimensions).
@@ -114,20 +141,34 @@ def heatmap(
       std: its standard deviation; the scale is clipped at +-3 std.
 
     Returns:
-      The uint8 pixels (row-major), their [height, width], and the value range
-      [lo, hi] that the colour indices 0..252 span.
+      The uint8 pixels (row-major), their [height, width], the value range
+      [lo, hi] that the colour indices 0..252 span, and a note: empty, or
+      why there are no pixels.
     """
-    x = jnp.asarray(value)
-    lead = x.ndim - 2
+    lead = np.ndim(value) - 2
     index = [
-        min(max(int(i), 0), x.shape[k] - 1)
+        min(max(int(i), 0), np.shape(value)[k] - 1)
         for k, i in enumerate(list(index)[:lead] + [0] * (lead - len(index)))
     ]
+    if not readable(value):
+        value, where = local_part(value)
+        outside = [
+            (k, i) for k, (i, s) in enumerate(zip(index, where, strict=False)) if not s.start <= i < s.stop
+        ]
+        if outside:
+            k, i = outside[0]
+            return b"", [], [0.0, 0.0], f"No heatmap: index {i} of axis {k} is held by another process."
+        index = [i - s.start for i, s in zip(index, where, strict=False)]
+    elif isinstance(value, jax.Array) and not value.is_fully_addressable:
+        value = value.addressable_data(0)  # a replicated value: this process's own copy
+    x = jnp.asarray(value)
     plane = x[tuple(index)].astype(jnp.float32) if lead else x.astype(jnp.float32)
     steps = [max(1, math.ceil(d / HEATMAP_MAX_SIDE)) for d in plane.shape]
     plane = plane[:: steps[0], :: steps[1]]
     spread = 3 * std if std > 0 and math.isfinite(std) else 1.0
     centre = mean if math.isfinite(mean) else 0.0
-    lo, hi = centre - spread, centre + spread
-    pixels = np.asarray(_quantize(plane, jnp.float32(lo), jnp.float32(hi)))
-    return pixels.tobytes(), list(pixels.shape), [lo, hi]
+    # Masked logits near -3.4e38 make centre +- 3 std leave float32's range.
+    largest = float(np.finfo(np.float32).max)
+    lo, hi = max(centre - spread, -largest), min(centre + spread, largest)
+    pixels = _quantize(np.asarray(plane), lo, hi)
+    return pixels.tobytes(), list(pixels.shape), [lo, hi], ""
