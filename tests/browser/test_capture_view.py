@@ -118,3 +118,56 @@ def test_the_widget_works_in_notebook_7(notebook7, browser):
         screenshot(page, "capture_view_notebook7")
     finally:
         page.close()
+
+
+ATTENTION = """
+import jax, jax.numpy as jnp
+from flax import nnx
+
+class Attention(nnx.Module):
+    def __init__(self, rngs):
+        self.qk = nnx.Linear(8, 16, rngs=rngs)
+
+    def __call__(self, x):
+        q, k = jnp.split(self.qk(x), 2, axis=-1)
+        logits = q @ k.T
+        causal = jnp.tril(jnp.ones((x.shape[0], x.shape[0]), bool))
+        logits = jnp.where(causal, logits, -2.3819763e38)
+        self.sow(nnx.Intermediate, "masked_logits", logits)
+        return None, jax.nn.softmax(logits) @ k
+
+model = Attention(nnx.Rngs(0))
+x = jax.random.normal(jax.random.key(1), (12, 8))
+"""
+
+
+def test_tuple_outputs_show_as_leaf_rows_and_masked_logits_draw_their_mask(open_notebook):
+    page = open_notebook(
+        "attention.ipynb",
+        [ATTENTION, "%load_ext jaxcapture_nb", "%%capture_intermediates model --methods\ny = model(x)\n"],
+    )
+    view = page.wait_for_selector(".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000)
+    view.scroll_into_view_if_needed()
+    names = page.eval_on_selector_all(".jcnb-body-row", "rows => rows.map(r => r.children[1].textContent)")
+    assert names == ["__call__", "masked_logits", "__call__[1]"]
+    # Statistics near the float32 limit are finite, and no cell reads inf or nan.
+    cells = page.eval_on_selector(
+        ".jcnb-body-row:has(span:text-is('masked_logits'))", "r => [...r.children].map(c => c.textContent)"
+    )
+    assert not any(text in ("inf", "-inf", "nan") for text in cells)
+
+    page.click(".jcnb-body-row:has(span:text-is('masked_logits'))")
+    page.wait_for_selector("canvas.jcnb-heat[data-drawn=true]", timeout=60_000)
+    # The causal mask shows: the heatmap holds more than one colour.
+    colours = page.eval_on_selector(
+        "canvas.jcnb-heat",
+        """c => {
+            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            const seen = new Set();
+            for (let i = 0; i < d.length; i += 4) if (d[i + 3]) seen.add(d[i] + ',' + d[i + 1] + ',' + d[i + 2]);
+            return seen.size;
+        }""",
+    )
+    assert colours > 1
+    page.eval_on_selector("canvas.jcnb-heat", "c => c.scrollIntoView({block: 'center'})")
+    screenshot(page, "capture_view_masked_logits")
