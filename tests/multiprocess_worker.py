@@ -5,6 +5,12 @@ with ``XLA_FLAGS=--xla_force_host_platform_device_count=4``. Each process runs
 the same cases on a data-parallel MLP whose batch is split over the 8 CPU
 devices of both processes, and writes what it recorded to
 ``OUT_DIR/<process id>.json``, for the test to compare across processes.
+
+Every loop waits for its compiled step before the next: on the CPU, with
+gloo and more than one device per process, plain JAX hangs once several
+calls of one compiled step with collectives are in flight (a loop of
+``w = step(w, x)`` stops within a few calls), whatever this package does.
+Eager values and their summaries are not waited for.
 """
 
 import functools
@@ -135,7 +141,7 @@ def case_watch_jit() -> dict:
     model, optimizer, x, y = setup()
     with watch(model, display=False) as w:
         for step in range(STEPS):
-            w.log(step=step, loss=train_step(model, optimizer, x, y))
+            w.log(step=step, loss=jax.block_until_ready(train_step(model, optimizer, x, y)))
     return history(w)
 
 
@@ -146,7 +152,7 @@ def case_watch_eager() -> dict:
     model, optimizer, x, y = setup()
     with watch(model, display=False) as w:
         for step in range(STEPS):
-            train_step(model, optimizer, x, y)
+            jax.block_until_ready(train_step(model, optimizer, x, y))
             model(x * (step + 1))
     return history(w)
 
@@ -155,7 +161,7 @@ def case_watch_update() -> dict:
     model, optimizer, x, y = setup()
     with watch(display=False) as w:
         for step in range(STEPS):
-            loss = plain_step(model, optimizer, x, y)
+            loss = jax.block_until_ready(plain_step(model, optimizer, x, y))
             w.update(step, {"input": x * (step + 1), "output": forward(model, x), "loss": loss})
             w.log(step=step, loss=loss, per_example=(forward(model, x) - y)[:, 0] ** 2)
     return history(w)
@@ -165,7 +171,7 @@ def case_watch_grads() -> dict:
     model, optimizer, x, y = setup()
     with watch(model, grads=True, display=False) as w:
         for step in range(STEPS):
-            w.log(step=step, loss=train_step(model, optimizer, x, y))
+            w.log(step=step, loss=jax.block_until_ready(train_step(model, optimizer, x, y)))
     return history(w)
 
 
