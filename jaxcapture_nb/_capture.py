@@ -216,8 +216,9 @@ def capture(
       keep: ``"all"`` keeps every value; ``"last"`` only the latest value per
         site; ``"summary"`` only the latest on-device :class:`Summary` per
         site, computed inside jitted code, and no tensor. ``"last"`` and
-        ``"summary"`` keep memory flat in training loops, and a jitted step
-        under them is traced at most twice.
+        ``"summary"`` keep memory flat in training loops. Under every
+        policy a jitted step is traced once: values leave each call and
+        never go back in.
       bins: histogram bins of the summaries.
       grads: also record, for every value an NNX module passes through
         ``Module.perturb``, the value (as ``nnx.Perturbation``) and the

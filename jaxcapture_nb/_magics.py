@@ -236,8 +236,10 @@ class CaptureMagics(Magics):
                     display(cap.show())
 
     def _stream(self, args: Any, cell: str, models: dict[str, Any]) -> None:
-        if args.keep != "all" or args.methods or args.types:
-            raise UsageError("--stream records summaries of sowed values; drop --keep, --methods and --types")
+        if args.keep != "all" or args.types:
+            raise UsageError(
+                "--stream records summaries of sowed Intermediate values; drop --keep and --types"
+            )
         not_nnx = [name for name, model in models.items() if not isinstance(model, nnx.Module)]
         if not_nnx:
             raise UsageError(
@@ -250,6 +252,7 @@ class CaptureMagics(Magics):
                 model,
                 every=args.every,
                 grads=args.grads,
+                methods=args.methods,
                 include=_unquote(args.include),
                 bins=args.bins,
                 display=False if args.no_display else None,

@@ -72,6 +72,9 @@ class Recorder:
         ``Module.perturb`` (as :class:`~jaxcapture_nb.Gradient` records).
     """
 
+    # Every value is recorded; a Stream may record one step in several.
+    every = 1
+
     def __init__(self, keep: str = "all", bins: int = 64, include: Include = None, grads: bool = False):
         if keep not in KEEP_MODES:
             raise ValueError(f"keep={keep!r} is not one of {', '.join(map(repr, KEEP_MODES))}")

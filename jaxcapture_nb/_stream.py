@@ -234,7 +234,8 @@ class Stream:
             raise ValueError(f"keep_steps must be an integer of at least 2, got {keep_steps!r}")
         self.bins, self.every, self.keep_steps, self.grads = bins, every, keep_steps, grads
         self._accepts_site = _site_filter(include)
-        self.policy = ("stream", bins, include_key(include), grads)
+        # A compiled step that records one step in ``every`` gates its summaries on it.
+        self.policy = ("stream", bins, include_key(include), grads, every)
         self.series: dict[Any, SiteSeries] = {}
         self.scalars: dict[str, SiteSeries] = {}
         self.version = 0  # changes whenever rows were dropped
@@ -276,7 +277,14 @@ class Stream:
                 self._series(*_site(path, var_type, name))
 
     def add_row(
-        self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int
+        self,
+        path: tuple[Any, ...],
+        var_type: Any,
+        name: str,
+        row: Any,
+        layout: Any,
+        order: int,
+        sampled: bool = False,
     ) -> None:
         """Records a packed summary row a compiled program sent; it is read in :meth:`settle`.
 
@@ -288,10 +296,22 @@ class Stream:
           layout: the shape and dtype of the summarized array.
           order: when the site was sowed in the step's trace; among sites
             that hold a NaN in the same step, the earliest is flagged.
+          sampled: the step that sent it already chose to record this call
+            (see :meth:`skip`), so ``every`` does not thin it again.
 
         Rows exist only for sites that ``include`` accepted when they were sowed.
         """
-        self._ingest(*_site(path, var_type, name), _Row(row, *layout), order=order)
+        self._ingest(*_site(path, var_type, name), _Row(row, *layout), order=order, sampled=sampled)
+
+    def skip(self, path: tuple[Any, ...], var_type: Any, name: str) -> None:
+        """Counts a value of a site that a compiled step did not summarize, a step not recorded.
+
+        A step compiled under ``every > 1`` summarizes on one call in
+        ``every`` and sends a placeholder row on the others; the placeholder
+        is never read, only counted, so steps keep their numbers.
+        """
+        with self.lock:
+            self._series(*_site(path, var_type, name)).calls += 1
 
     # -- what the training loop hands over ----------------------------------------
 
@@ -374,7 +394,14 @@ class Stream:
                 self.version += 1
 
     def _ingest(
-        self, key: Any, label: str, kind: str, value: Any, step: int | None = None, order: int | None = None
+        self,
+        key: Any,
+        label: str,
+        kind: str,
+        value: Any,
+        step: int | None = None,
+        order: int | None = None,
+        sampled: bool = False,
     ) -> None:
         """Counts a value and queues it if it is to be recorded.
 
@@ -390,7 +417,7 @@ class Stream:
             series = self._series(key, label, kind)
             call = series.calls
             series.calls += 1
-            if call % self.every:
+            if call % self.every and not sampled:
                 return
             if not isinstance(value, Summary | _Row):
                 value = self._summary_row(value)

@@ -34,7 +34,7 @@ from jaxcapture_nb._float32 import (
     scaled,
     unscaled,
 )
-from jaxcapture_nb._histogram import _histogram
+from jaxcapture_nb._histogram import _explicit_sharding, _histogram
 
 DEFAULT_BINS = 64
 # Bin indices are read from a float's mantissa (see _index_all_finite).
@@ -469,6 +469,67 @@ def _summaries(leaves: list[jax.Array], bins: int) -> list[Summary]:
         for k, i in enumerate(members):
             out[i] = dataclasses.replace(group, **{f: getattr(group, f)[k] for f in _ARRAY_FIELDS})
     return out
+
+
+def _step_groups(values: list[jax.Array]) -> list[list[int]]:
+    """Positions of the values a compiled step summarizes together: same size and dtype.
+
+    Arrays split over explicit mesh axes are summarized alone, shard by
+    shard (see ``_histogram``); flattening one would gather it.
+    """
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, x in enumerate(values):
+        key = (x.size, x.dtype) if _explicit_sharding(x) is None else ("alone", i)
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())
+
+
+def step_summaries(values: list[jax.Array], bins: int) -> list[Summary]:
+    """Summaries of the values one trace sowed, as traced values; cheap to compile at any count.
+
+    Compiling a summary costs ~0.1-0.3 s on a CPU, far more than running it,
+    and a step with hundreds of sites would compile one each. Values of one
+    size and dtype (a transformer's residual stream at every layer, say) are
+    flattened, stacked and summarized by one loop body instead, so a step
+    compiles one summary per distinct size. The copy into the stack is one
+    pass over values the summary reads two or three times anyway.
+    """
+    out: list[Summary | None] = [None] * len(values)
+    for members in _step_groups(values):
+        if len(members) == 1:
+            (i,) = members
+            out[i] = _summarize_array(values[i], bins)
+            continue
+        stacked = jnp.stack([jax.lax.stop_gradient(values[i]).ravel() for i in members])
+        group = jax.lax.map(lambda v: _summarize_array(v, bins), stacked)
+        for k, i in enumerate(members):
+            x = values[i]
+            out[i] = dataclasses.replace(
+                group,
+                stats=group.stats[k],
+                counts=group.counts[k],
+                shape=tuple(x.shape),
+                dtype=str(x.dtype),
+            )
+    return out
+
+
+def step_rows(values: list[jax.Array], bins: int, gate: Any = None) -> list[jax.Array]:
+    """One packed row per value, as :func:`step_summaries` makes them; zeros where ``gate`` is False.
+
+    ``gate`` (a traced bool, or None for always) wraps every summary in one
+    ``lax.cond``: a step that is not recorded skips them all.
+    """
+
+    def rows(values: list[jax.Array]) -> jax.Array:
+        return _pack(step_summaries(values, bins))
+
+    if gate is None:
+        table = rows(values)
+    else:
+        width = len(FLOAT_FIELDS) + len(INT_FIELDS) + bins
+        table = jax.lax.cond(gate, rows, lambda v: jnp.zeros((len(v), width), jnp.int32), values)
+    return [table[i] for i in range(len(values))]
 
 
 # Packed layout of a summary: one int32 row, its float statistics bit-cast

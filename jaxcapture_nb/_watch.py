@@ -2,15 +2,17 @@
 
 How values leave an unchanged ``nnx.jit`` step: inside the block every
 submodule carries a streaming sink. When the step is traced, each ``sow``
-summarizes its value on the device and stores the summary, packed in one
-small row, in the sink, which is part of the module's state; ``nnx.jit``
+hands its value to the sink, which is part of the module's state; the
+trace's values are summarized on the device together, one summary program
+per distinct size, each summary packed in one small row, and ``nnx.jit``
 carries the rows out as outputs. As the call returns, the sink is rebuilt
-around the new rows and hands them, still on the device, to the stream. The
-rows stay in the state and the next call takes them in and replaces them,
-so the step is traced twice (the first call's input had no rows) and then
-reused. The loop never waits: ten times a second, a background thread
-fetches the rows of the steps the device has finished and refreshes the
-:class:`LiveView`.
+around the new rows and hands them, still on the device, to the stream.
+Rows never go back in, so the step is traced and compiled once. With
+``every=N`` the model's root sink carries a step counter through the step,
+and the summaries sit in one ``lax.cond`` on it: N-1 calls in N skip them
+on the device and send zeros, which the host counts without reading. The
+loop never waits: ten times a second, a background thread fetches the rows
+of the steps the device has finished and refreshes the :class:`LiveView`.
 
 Host callbacks were the other way out, but on the CPU a program with a
 host callback runs synchronously, so the loop could no longer queue the next
@@ -54,6 +56,7 @@ class Watch:
         keep_steps: int,
         grads: bool,
         stop_on_nonfinite: bool,
+        methods: bool,
         include: Include,
         bins: int,
         total: int | None,
@@ -67,6 +70,7 @@ class Watch:
         if total is not None and (not isinstance(total, int) or total < 1):
             raise ValueError(f"total must be a positive number of steps, got {total!r}")
         self.model = model
+        self.methods = methods
         self.total = total
         self.stop_on_nonfinite = stop_on_nonfinite
         self._display = display
@@ -87,7 +91,7 @@ class Watch:
 
             self._handle = display(self.view, display_id=True)
         if self.model is not None:
-            self._backend = NnxCapture(self.model, (nnx.Intermediate,), self.stream, methods=False)
+            self._backend = NnxCapture(self.model, (nnx.Intermediate,), self.stream, methods=self.methods)
             self._backend.install()
         self._publisher = threading.Thread(target=self._publish, name="jaxcapture-watch", daemon=True)
         self._publisher.start()
@@ -163,6 +167,7 @@ def watch(
     grads: bool = False,
     stop_on_nonfinite: bool = False,
     *,
+    methods: bool = False,
     include: Include = None,
     bins: int = DEFAULT_BINS,
     total: int | None = None,
@@ -179,15 +184,18 @@ def watch(
 
     Summaries are computed inside the compiled step, on the device, and
     only their small rows reach the host, fetched off the loop's thread: the
-    step is traced twice (the first call leaves rows in the model's state
-    that later calls take in) and the loop never waits for the host or the
-    browser. ``grads=True`` sends values by host callback instead, which on
+    step is traced and compiled once, steps that ``every`` does not record
+    skip the summaries on the device, and the loop never waits for the host
+    or the browser. ``grads=True`` sends values by host callback instead, which on
     a CPU makes each call wait for its step. Without a model, hand the view
     your own summaries with ``w.update(step, tree)``.
 
     Args:
       model: the ``flax.nnx.Module`` whose sows to stream, or None.
-      every: record one value in ``every`` per site.
+      every: record one step in ``every``: a compiled step that takes the
+        model in summarizes on calls 0, every, 2*every, ... only. Values
+        sowed outside one (eager calls, a step over a submodule) are thinned
+        per site, one value in ``every``.
       keep_steps: recorded steps kept per site (older ones are thinned).
       grads: also record, for every value passed to ``Module.perturb``, the
         gradient that reaches it in the step's backward pass.
@@ -195,6 +203,8 @@ def watch(
         and step that held a NaN or Inf, at the next ``w.log``/``w.update``
         or when the block ends. The model stays usable. Each ``w.log`` and
         ``w.update`` then waits for the step's summaries.
+      methods: also stream the output of every submodule's method calls
+        (as :func:`~jaxcapture_nb.capture` does with ``methods=True``).
       include: keep only sites whose dotted path matches this regex.
       bins: histogram bins.
       total: the number of steps planned, for the progress line's ETA.
@@ -213,6 +223,7 @@ def watch(
         keep_steps=keep_steps,
         grads=grads,
         stop_on_nonfinite=stop_on_nonfinite,
+        methods=methods,
         include=include,
         bins=bins,
         total=total,

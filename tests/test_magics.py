@@ -1,6 +1,7 @@
 """%%capture_intermediates, tested on a real IPython shell."""
 
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from flax import nnx
 from models import ConvNet
@@ -105,7 +106,7 @@ def test_a_failing_cell_fails_keeps_the_partial_capture_and_leaves_the_model_cle
         ("model --include (", "not a valid regular expression"),
         ("model --bins 0", "--bins must be an integer from 1 to 65536"),
         ("model --every 5", "--every applies to --stream"),
-        ("model --stream --keep last", "drop --keep, --methods and --types"),
+        ("model --stream --keep last", "drop --keep and --types"),
         ("model --stream --every 0", "every must be a positive integer"),
         ("model --mode testing", "unknown mode 'testing': use train or eval, or name=value options"),
         ("model --mode determinstic=True", "'determinstic' is not an option of the modules set"),
@@ -167,6 +168,39 @@ def test_stream_runs_the_cell_inside_watch_and_binds_it(ipython, namespace):
     assert isinstance(w, Watch) and not has_captures(namespace["model"])
     features = w.stream.series[((), "Intermediate", "features")]
     assert features.calls == 5 and features.steps[: features.size].tolist() == [0, 2, 4]
+
+
+def test_stream_every_n_skips_the_summaries_of_a_compiled_step_on_the_device(ipython, namespace, monkeypatch):
+    from jaxcapture_nb._backends.nnx import NnxCapture
+
+    taken = []
+    take = NnxCapture.take
+
+    def spy(self, sink):
+        first = (sink.path, sink.var_type) not in self._taken  # JAX may rebuild a call's outputs twice
+        if first and "features" in sink.values:
+            taken.append(bool(np.asarray(sink.values["features"][0]).any()))
+        take(self, sink)
+
+    monkeypatch.setattr(NnxCapture, "take", spy)
+    namespace["traces"] = []
+    cell = (
+        "%%capture_intermediates model --stream --every 3 --no-display --out w\n"
+        "@nnx.jit\n"
+        "def step(model, x):\n"
+        "    traces.append(1)\n"
+        "    return model(x).sum()\n"
+        "for _ in range(7):\n"
+        "    step(model, x)"
+    )
+    ipython.user_ns["nnx"] = nnx
+    assert ipython.run_cell(cell).success
+    w = namespace.pop("w")
+    assert len(namespace.pop("traces")) == 1
+    features = w.stream.series[((), "Intermediate", "features")]
+    assert features.calls == 7 and features.steps[: features.size].tolist() == [0, 3, 6]
+    # The compiled step summarized on calls 0, 3 and 6 only; the others sent zeros.
+    assert taken == [True, False, False, True, False, False, True]
 
 
 def test_stream_refuses_linen_models(ipython, namespace):

@@ -57,16 +57,15 @@ def row(series, k, column):
     return float(series.stats[k, STAT_COLUMNS.index(column)])
 
 
-def test_an_unchanged_jitted_step_is_traced_twice_and_streams_every_call(setup):
+def test_an_unchanged_jitted_step_is_traced_once_and_streams_every_call(setup):
     model, optimizer, x, y = setup
     traces = []
     step = make_step(traces)
     with watch(model, display=False) as w:
         for _ in range(12):
             step(model, optimizer, x, y)
-    # The first call leaves summary rows in the model's state, which every
-    # later call takes in: one more trace, then the compiled step is reused.
-    assert len(traces) == 2
+    # Rows leave each call and never come back in: one trace, reused by every call.
+    assert len(traces) == 1
     act = w.stream.series[((), "Intermediate", "act")]
     assert act.calls == 12 and act.size == 12
     assert act.steps[:12].tolist() == list(range(12))
@@ -154,14 +153,105 @@ def test_rows_of_a_step_still_running_wait_for_a_later_settle(monkeypatch):
         assert y.size == 4
 
 
-def test_every_records_one_step_in_n(setup):
+def rows_of_each_call(monkeypatch):
+    """The packed rows of "act" that every call of a compiled step hands back, read on the host."""
+    from jaxcapture_nb._backends.nnx import NnxCapture
+
+    seen = []
+    take = NnxCapture.take
+
+    def spy(self, sink):
+        first = (sink.path, sink.var_type) not in self._taken  # JAX may rebuild a call's outputs twice
+        if first and "act" in sink.values and sink.path == ():
+            seen.append(np.asarray(sink.values["act"][0]))
+        take(self, sink)
+
+    monkeypatch.setattr(NnxCapture, "take", spy)
+    return seen
+
+
+def test_every_records_one_step_in_n_and_the_device_summarizes_only_those(setup, monkeypatch):
     model, optimizer, x, y = setup
-    step = make_step([])
+    traces = []
+    step = make_step(traces)
+    rows = rows_of_each_call(monkeypatch)
     with watch(model, every=5, display=False) as w:
         for _ in range(23):
             step(model, optimizer, x, y)
+    assert len(traces) == 1  # the step's counter decides on the device: no trace per decision
     act = w.stream.series[((), "Intermediate", "act")]
+    assert act.calls == 23
     assert act.steps[: act.size].tolist() == [0, 5, 10, 15, 20]
+    # On the other calls the compiled step skipped the summaries and sent zeros.
+    recorded = [k for k, row in enumerate(rows) if row.any()]
+    assert len(rows) == 23 and recorded == [0, 5, 10, 15, 20]
+    # The recorded rows are the real summaries: lr=0, so each equals the first.
+    want = model.hidden(x)
+    assert row(act, 4, "mean") == pytest.approx(float(want.mean()), rel=1e-5)
+    assert act.hists[4].sum() == want.size
+
+
+def test_a_step_summarizes_all_its_sites_in_one_batch(setup, monkeypatch):
+    from jaxcapture_nb._backends.nnx import NnxCapture
+
+    model, optimizer, x, y = setup
+    batches = []
+    summarize_deferred = NnxCapture.summarize_deferred
+
+    def spy(self):
+        before = len(self._deferred)
+        summarize_deferred(self)
+        batches.append(before - len(self._deferred))
+
+    monkeypatch.setattr(NnxCapture, "summarize_deferred", spy)
+    step = make_step([])
+    with watch(model, methods=True, display=False) as w:
+        for _ in range(3):
+            step(model, optimizer, x, y)
+    # act, and the outputs of first, second, hidden and __call__: sowed at
+    # one level of the step's one trace, so summarized together, once.
+    assert batches == [5]
+    assert {s.label for s in w.stream.series.values()} == {
+        "act",
+        "first.__call__",
+        "second.__call__",
+        "hidden",
+        "__call__",
+    }
+    assert all(s.size == 3 for s in w.stream.series.values())
+
+
+def test_every_counts_the_steps_of_one_watch_from_zero_and_reuses_the_compiled_step(setup, monkeypatch):
+    model, optimizer, x, y = setup
+    traces = []
+    step = make_step(traces)
+    for calls in (4, 7):
+        with watch(model, every=3, display=False) as w:
+            for _ in range(calls):
+                step(model, optimizer, x, y)
+        act = w.stream.series[((), "Intermediate", "act")]
+        assert act.steps[: act.size].tolist() == list(range(0, calls, 3))
+    assert len(traces) == 1
+    with watch(model, every=1, display=False) as w:  # another policy: its own program
+        step(model, optimizer, x, y)
+    assert len(traces) == 2
+
+
+def test_every_thins_on_the_host_what_a_step_over_a_submodule_sends(setup):
+    model, optimizer, x, y = setup
+    hidden = nnx.jit(lambda first, x: first(x))
+
+    class Outer(nnx.Module):
+        def __init__(self):
+            self.inner = Net(nnx.Rngs(0))
+
+    outer = Outer()
+    with watch(outer, every=4, display=False) as w:
+        for _ in range(10):
+            outer.inner(x)  # eager sows
+            hidden(outer.inner.first, x)  # a step that does not take the watched model in
+    act = w.stream.series[(("inner",), "Intermediate", "act")]
+    assert act.calls == 10 and act.steps[: act.size].tolist() == [0, 4, 8]
 
 
 def test_the_ring_is_bounded_and_thins_old_steps(setup):

@@ -44,6 +44,9 @@ class Config:
     Attributes:
       sow_intermediates: sow masked logits, router choices, activations and
         top next-token candidates; off, the model sows nothing (a baseline).
+      sow_activations_only: with ``sow_intermediates``, sow only values the
+        model computes anyway: the scaled embedding, and the residual stream
+        after attention and after the mixture of experts.
       perturb_activations: pass the attention output and the experts' hidden
         activations through ``Module.perturb``, to read their gradients.
     """
@@ -58,7 +61,13 @@ class Config:
     top_k: int = 2
     dropout: float = 0.25
     sow_intermediates: bool = True
+    sow_activations_only: bool = False
     perturb_activations: bool = False
+
+    @property
+    def sows_extras(self) -> bool:
+        """Whether to sow the masked logits, router choices, expert activations and next-token candidates."""
+        return self.sow_intermediates and not self.sow_activations_only
 
 
 class Attention(nnx.Module):
@@ -96,7 +105,7 @@ class Attention(nnx.Module):
         logits = jnp.einsum("bthd,bshd->bhts", q, k) / jnp.sqrt(jnp.float32(self.head_dim))
         causal = key_positions[:, None, None, :] <= positions[:, None, :, None]
         logits = jnp.where(causal, logits, MASK_VALUE)
-        if c.sow_intermediates:
+        if c.sows_extras:
             self.sow(nnx.Intermediate, "logits", logits)
         probs = jax.nn.softmax(logits, axis=-1)
         out = jnp.einsum("bhts,bshd->bthd", probs, v).reshape(batch, time, -1)
@@ -119,7 +128,7 @@ class MixtureOfExperts(nnx.Module):
     def __call__(self, x: jax.Array) -> jax.Array:
         c = self.config
         weights, experts = jax.lax.top_k(self.router(x), c.top_k)
-        if c.sow_intermediates:
+        if c.sows_extras:
             # Not "router": in Flax's own nnx.capture a sow named like a
             # submodule replaces that submodule's recorded outputs.
             self.sow(nnx.Intermediate, "top_experts", (weights, experts))
@@ -130,7 +139,7 @@ class MixtureOfExperts(nnx.Module):
         h = jax.nn.gelu(gate) * jnp.einsum("btw,ewh->bteh", x, self.up[...])
         if c.perturb_activations:
             h = self.perturb("hidden", h)
-        if c.sow_intermediates:
+        if c.sows_extras:
             self.sow(nnx.Intermediate, "pair", (h, 2 * h))
         out = jnp.einsum("bteh,ehw->btew", self.dropout(h), self.down[...])
         return jnp.einsum("btew,bte->btw", out, combine)
@@ -203,6 +212,8 @@ class Transformer(nnx.Module):
         start = jnp.int32(0) if cache is None else cache[0]["end_index"]
         positions = jnp.broadcast_to(start + jnp.arange(time), (batch, time))
         x = self.embed(tokens) * jnp.sqrt(jnp.float32(self.config.width))
+        if self.config.sow_intermediates and self.config.sow_activations_only:
+            self.sow(nnx.Intermediate, "embedding", x)
         if self.scan_layers:
             if cache is not None:
                 raise ValueError("the scan-stacked variant does not decode with a cache")
@@ -216,7 +227,7 @@ class Transformer(nnx.Module):
                 if new_cache is not None:
                     new_cache.append(layer_cache)
         logits = self.embed.attend(self.final_norm(x))
-        if self.config.sow_intermediates:
+        if self.config.sows_extras:
             values, ids = jax.lax.top_k(logits[:, -1], 4)
             self.sow(nnx.Intermediate, "next_token_logits", values)
             self.sow(nnx.Intermediate, "next_token_ids", ids)

@@ -17,6 +17,7 @@ recording nothing or the wrong thing.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from importlib import metadata
 from typing import Any
@@ -45,6 +46,46 @@ class FlaxCompatibilityError(RuntimeError):
 def is_tracer(x: Any) -> bool:
     """Whether ``x`` is a value being traced by a JAX transformation."""
     return isinstance(x, jax.core.Tracer)
+
+
+# -- JAX: which traces are running ---------------------------------------------
+
+
+def _trace_stack() -> list[Any]:
+    """The running traces, outermost (evaluation) first.
+
+    jax/_src/core.py: ``trace_ctx.trace`` is the innermost running trace, and
+    ``unsafe_get_trace_stack`` follows its ``parent_trace`` links outwards; a
+    tracer's ``_trace`` is the trace that made it.
+    """
+    from jax._src import core  # private
+
+    return core.unsafe_get_trace_stack(core.trace_ctx.trace)
+
+
+def tracing() -> bool:
+    """Whether a JAX transformation is tracing the code that runs now."""
+    return len(_trace_stack()) > 1
+
+
+def trace_of(tracer: Any) -> Any:
+    """The trace that made ``tracer``."""
+    return tracer._trace
+
+
+def current_trace() -> Any:
+    """The innermost running trace (evaluation, outside any transformation)."""
+    return _trace_stack()[-1]
+
+
+def usable_here(tracer: Any) -> bool:
+    """Whether a tracer made by an enclosing trace may be used by the code that runs now.
+
+    A trace's tracers can be used inside the traces it runs (``lax.cond``,
+    ``lax.scan``, ``vmap`` and ``grad`` close over them), never after it ended
+    or inside an unrelated one.
+    """
+    return is_tracer(tracer) and any(trace is trace_of(tracer) for trace in _trace_stack())
 
 
 # -- NNX: the __captures__ protocol --------------------------------------------
@@ -85,6 +126,25 @@ def remove_captures(module: nnx.Module) -> None:
 def held_value(variable: nnx.Variable) -> Any:
     """What a Variable holds, without Flax's value hooks (``Variable.get_raw_value``)."""
     return variable.get_raw_value()
+
+
+def copying_for_a_read() -> bool:
+    """Whether the pytree being flattened is a Variable's value that ``Variable.get_value`` copies.
+
+    flax/nnx/variablelib.py: ``Variable.get_value`` (behind ``name in var``
+    and ``var[name]``, which ``Module.sow`` and ``perturb`` use) copies what
+    the Variable holds with ``jax.tree.map``. Only the few frames between
+    ``get_value`` and the flatten it causes are looked at; if Flax stops
+    copying this way the answer is just False.
+    """
+    frame = sys._getframe(1)
+    for _ in range(6):
+        if frame is None:
+            return False
+        if frame.f_code is nnx.Variable.get_value.__code__:
+            return True
+        frame = frame.f_back
+    return False
 
 
 # -- NNX: where modules keep their children -------------------------------------
@@ -226,6 +286,20 @@ def _tracers_are_jax_core_tracers() -> bool:
     return seen == [True]
 
 
+def _enclosing_tracers_are_usable_in_nested_traces() -> bool:
+    seen, kept = [], []
+
+    def outer(x):
+        kept.append(x)
+        seen.append(tracing() and usable_here(x))
+        jax.lax.cond(x > 0, lambda: seen.append(usable_here(x)), lambda: None)
+        return x
+
+    jax.make_jaxpr(outer)(1.0)
+    jax.make_jaxpr(lambda y: seen.append(usable_here(kept[0])) or y)(1.0)
+    return seen == [True, True, False] and not tracing()
+
+
 # What each probe shows, in the words an error names it by.
 ASSUMPTIONS: dict[str, Callable[[], bool]] = {
     "Module.sow and Module.perturb store into the module's __captures__ Variables": (
@@ -236,6 +310,9 @@ ASSUMPTIONS: dict[str, Callable[[], bool]] = {
     "nnx.view_info prints set_view's arguments as '  name: description' lines": _view_info_lists_arguments,
     "a frozen Linen module takes an attribute set with object.__setattr__": _frozen_linen_module_takes_a_shadow,
     "values traced by jax.jit are jax.core.Tracer instances": _tracers_are_jax_core_tracers,
+    "jax._src.core lists the running traces, and a tracer names the trace that made it": (
+        _enclosing_tracers_are_usable_in_nested_traces
+    ),
 }
 
 

@@ -10,15 +10,17 @@ pytree that
 * records concrete (eager) values at once, and holds traced ones as pytree
   children. Because ``__captures__`` is pytree data, ``nnx.jit``, ``nnx.scan``
   and ``nnx.vmap`` carry the children out of the trace (stacked, for
-  scan/vmap), and the outer module's sink holds them, concrete, after the
-  call. They are delivered when the block ends or the host next records;
-* under ``keep="last"``/``"summary"`` replaces rather than appends, so the
-  state's structure stops changing after the first call and a jitted step
-  traces at most twice; under ``"summary"`` it stores the on-device
-  :func:`~jaxcapture_nb.summarize` of the value instead of the value;
-* for :func:`~jaxcapture_nb.watch`, stores one packed summary row per sow
-  and hands the rows to the stream when a compiled call returns them (see
-  ``_watch.py``).
+  scan/vmap). As a call returns, JAX rebuilds the sink around the concrete
+  values and the sink hands them to the capture (``NnxCapture.take``);
+* under ``keep="summary"``, and for :func:`~jaxcapture_nb.watch`, holds a
+  summary instead of the value: one :class:`Summary`, or one packed row.
+  The summaries of a trace wait until it hands its sinks on, and are then
+  made in one batch (``NnxCapture.summarize_deferred``), which compiles one
+  summary per distinct size instead of one per site;
+* never carries a value into a call: the sink a captured module holds
+  flattens to nothing (or, for a watch that records one step in several,
+  to its step counter alone), so a compiled step takes the same inputs on
+  every call and is traced once, whatever the keep policy.
 
 Nothing is patched on Flax's classes except, with ``methods=True``, the
 model's own module classes, whose wrappers sow only on instances that carry
@@ -33,7 +35,7 @@ import itertools
 import threading
 import warnings
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
@@ -46,7 +48,7 @@ from jaxcapture_nb._backends.nnx_modules import iter_modules
 from jaxcapture_nb._hosts import host_callback
 from jaxcapture_nb._recorder import Recorder
 from jaxcapture_nb._records import Gradient, leaf_sites
-from jaxcapture_nb._summary import packed_summary, summarize
+from jaxcapture_nb._summary import packed_summary, step_rows, step_summaries
 from jaxcapture_nb._warnings import JaxCaptureWarning
 
 # A route id, stored in the sinks' static data, names the model a sink belongs
@@ -61,6 +63,9 @@ _model_routes: weakref.WeakKeyDictionary[nnx.Module, int] = weakref.WeakKeyDicti
 # runs its sows in the order they were traced, so this sorts what it leaves.
 _trace_orders: dict[int, dict[tuple[Any, ...], int]] = {}
 _trace_counter = itertools.count()
+# Per route: (path, Variable type, name) -> (treedef, ((shape, dtype), ...))
+# of the value ``perturb`` last stored there, which it reads back at once.
+_readbacks: dict[int, dict[tuple[Any, ...], tuple[Any, tuple[tuple[tuple[int, ...], Any], ...]]]] = {}
 _lock = threading.Lock()
 
 
@@ -70,6 +75,7 @@ def _route_for(model: nnx.Module) -> int:
         if route is None:
             route = _model_routes[model] = next(_route_ids)
             weakref.finalize(model, _trace_orders.pop, route, None)
+            weakref.finalize(model, _readbacks.pop, route, None)
         return route
 
 
@@ -85,32 +91,33 @@ def _unwrap(value: Any) -> Any:
 class _Sink:
     """The mapping that ``sow`` and ``perturb`` write into; see the module doc.
 
-    Children: ``values`` (name -> tuple of held values; for :func:`watch`,
-    the packed summary rows of the latest call, see :meth:`_hand_over`).
-    Static: the route, the recorder's policy (what a trace stores depends on
-    it, so a compiled step must not be reused across policies), the module
-    path, the Variable type, which names hold values from a trace that are not
-    yet recorded, the shape/dtype ``perturb`` reads back, and the shape/dtype
-    of the arrays a streaming trace summarized into rows.
+    Children: ``values`` (name -> tuple of the values a trace stored, or,
+    streaming, their packed summary rows), then, on the model's root sink of
+    a watch that records one step in several, the step ``counter``. Static:
+    the route, the recorder's policy (what a trace stores depends on it, so a
+    compiled step must not be reused across policies), the module path, the
+    Variable type, the shape, dtype and gating of each summarized value (see
+    ``layouts``), and the counter's state.
+
+    The sink a module holds while captured never carries values into a call
+    (see :meth:`_flatten_with_keys`), so a compiled step takes the same
+    inputs on every call and is traced once.
     """
 
-    __slots__ = ("route", "policy", "path", "var_type", "values", "traced", "readback", "layouts", "sowed")
+    __slots__ = ("route", "policy", "path", "var_type", "values", "layouts", "counter", "counting")
 
-    def __init__(
-        self, route, policy, path, var_type, values=None, traced=frozenset(), readback=(), layouts=()
-    ):
+    def __init__(self, route, policy, path, var_type, values=None, layouts=None, counter=None, counting=None):
         self.route = route
         self.policy = policy
         self.path = path
         self.var_type = var_type
         self.values: dict[str, tuple[Any, ...]] = values if values is not None else {}
-        self.traced: frozenset[str] = traced
-        # name -> (treedef, ((shape, dtype), ...)) of the array value stored there.
-        self.readback: tuple[tuple[str, Any, tuple[tuple[tuple[int, ...], Any], ...]], ...] = readback
-        self.layouts: tuple[tuple[str, tuple[int, ...], Any], ...] = layouts
-        # Names sowed into this very object: in a trace, the first sow of a
-        # name replaces the rows that came in with the state.
-        self.sowed: set[str] = set()
+        # Streaming: name -> ((shape, dtype, gated), ...), one per row in values.
+        # ``gated`` rows were summarized only on recorded steps (see NnxCapture.gate).
+        self.layouts: dict[str, tuple[tuple[tuple[int, ...], Any, bool], ...]] = layouts or {}
+        self.counter = counter
+        # "entry": the counter as a call takes it in; "carried": counted, on its way out.
+        self.counting: str | None = counting
 
     def __contains__(self, name: object) -> bool:
         return False
@@ -121,10 +128,13 @@ class _Sink:
         capture = _ROUTES.get(self.route)
         if capture is not None and capture.recorder.grads and issubclass(self.var_type, nnx.Perturbation):
             return _GradientTap((self.route, self.path, name))
-        for key, treedef, layouts in self.readback:
-            if key == name:
-                return jax.tree.unflatten(treedef, [jnp.zeros(shape, dtype) for shape, dtype in layouts])
-        raise KeyError(name)
+        # Flax reads through a copy of this sink (``Variable.get_value``), so
+        # what was stored is looked up by site, not on the object.
+        stored = _readbacks.get(self.route, {}).get((self.path, self.var_type, name))
+        if stored is None:
+            raise KeyError(name)
+        treedef, layouts = stored
+        return jax.tree.unflatten(treedef, [jnp.zeros(shape, dtype) for shape, dtype in layouts])
 
     def __setitem__(self, name: str, value: Any) -> None:
         capture = _ROUTES.get(self.route)
@@ -148,14 +158,12 @@ class _Sink:
     def _remember_readback(self, name: str, value: Any) -> None:
         """Keeps the structure, shapes and dtypes of a stored array value, for ``__getitem__``."""
         leaves, treedef = jax.tree.flatten(value)
-        if not leaves or not all(isinstance(x, jax.Array) for x in leaves):
-            return
-        entry = (name, treedef, tuple((tuple(x.shape), x.dtype) for x in leaves))
-        if entry not in self.readback:
-            self.readback = tuple(r for r in self.readback if r[0] != name) + (entry,)
+        if leaves and all(isinstance(x, jax.Array) for x in leaves):
+            layouts = tuple((tuple(x.shape), x.dtype) for x in leaves)
+            _readbacks.setdefault(self.route, {})[(self.path, self.var_type, name)] = (treedef, layouts)
 
     def _store(self, capture: NnxCapture, name: str, value: Any, traced: bool) -> None:
-        """Records one leaf of a sowed value now, or holds it for the end of the trace."""
+        """Records one leaf of a sowed value now, or holds it until the trace's call returns."""
         recorder = capture.recorder
         if not traced:
             recorder.drain()  # values from earlier jitted calls come first
@@ -171,70 +179,68 @@ class _Sink:
                 # arrives in execution order.
                 _report((self.route, self.path, name), self.var_type, value)
                 return
-            # The rows the previous call left come in as inputs; this call's
-            # first sow of a name replaces them, later ones append.
-            held = self.values.get(name, ()) if name in self.sowed else ()
-            self.sowed.add(name)
-            capture.note_trace_order(self.path, self.var_type, name, len(held))
-            self.values[name] = (*held, packed_summary(value, recorder.bins))
-            layout = (name, tuple(value.shape), value.dtype)
-            if layout not in self.layouts:
-                self.layouts = (*self.layouts, layout)
-            self.traced = self.traced | {name}
+            gate = capture.gate()
+            index = self._hold(capture, name, _PENDING, append=True)
+            capture.defer(self, name, index, value, gate)
+            layout = (tuple(value.shape), value.dtype, gate is not None)
+            self.layouts[name] = (*self.layouts.get(name, ()), layout)
             return
         if not is_array:
-            value = _Static(value)  # a number or an object: no output of the trace
+            self._hold(capture, name, _Static(value), append=recorder.keep == "all")  # no output of the trace
         elif recorder.keep == "summary":
-            value = summarize(value, bins=recorder.bins)
-        held = self.values.get(name, ()) if recorder.keep == "all" else ()
-        # Values held before this object's first sow of a name came in with
-        # the state, from an earlier call; a second sow within one call does not.
-        if held and name not in self.sowed:
-            capture.warn_growing_state(self.path, name)
-        self.sowed.add(name)
+            index = self._hold(capture, name, _PENDING, append=False)
+            capture.defer(self, name, index, value, None)
+        else:
+            self._hold(capture, name, value, append=recorder.keep == "all")
+
+    def _hold(self, capture: NnxCapture, name: str, value: Any, append: bool) -> int:
+        """Holds a value for the end of the call; returns its index among the name's values."""
+        held = self.values.get(name, ()) if append else ()
         capture.note_trace_order(self.path, self.var_type, name, len(held))
         self.values[name] = (*held, value)
-        self.traced = self.traced | {name}
+        return len(held)
 
-    def take_traced(self, keep: str) -> list[tuple[str, tuple[Any, ...]]]:
-        """Hands over the values a trace left here (concrete by now)."""
-        taken = [(name, self.values.get(name, ())) for name in self.traced]
-        if keep == "all":
-            self.values = {}
-        self.traced = frozenset()
-        return taken
+    def settle_pending(self, index: int, name: str, value: Any) -> None:
+        """Puts the summary of a deferred value where its placeholder was."""
+        held = list(self.values[name])
+        held[index] = value
+        self.values[name] = tuple(held)
 
-    def _hand_over(self) -> None:
-        """Streams the rows a compiled call left here.
-
-        A streaming trace stores one packed summary row per sow. ``nnx.jit``
-        carries the rows out as outputs and rebuilds this sink around them,
-        concrete, when the call returns; that is when they are handed to the
-        stream, still on the device, so the loop never waits for them. The
-        rows stay here, and the next call takes them in and replaces them, so
-        from the second call on the step's input structure stays the same.
-        """
-        capture = _ROUTES.get(self.route)
-        # A copy of a watched model's state rebuilt after its watch ended
-        # belongs to no stream, even if the model is being captured again.
-        if capture is not None and capture.recorder.keep == "stream":
-            layouts = {name: (shape, dtype) for name, shape, dtype in self.layouts}
-            for name in sorted(self.traced):
-                capture.stream_rows(self.path, self.var_type, name, self.values.get(name, ()), layouts[name])
+    def has_pending(self) -> bool:
+        """Whether a value held here still waits for its trace's batch of summaries."""
+        return any(v is _PENDING for held in self.values.values() for v in held)
 
     # pytree protocol
     def _flatten_with_keys(self):
+        capture = _ROUTES.get(self.route)
+        if capture is not None and capture.holds(self):
+            # The sink the model holds is being taken into a call (or read
+            # from the model's state): what it held was handed over as the
+            # last call returned, so it carries only the step counter, and
+            # every call of a compiled step takes in the same structure.
+            capture.entering(self)
+            self.values, self.layouts = {}, {}
+            counter = () if self.counter is None else ((jax.tree_util.GetAttrKey("counter"), self.counter),)
+            counting = None if self.counter is None else "entry"
+            return counter, (self.route, self.policy, self.path, self.var_type, (), (), counting)
+        if capture is not None and self.has_pending() and not flax_internals.copying_for_a_read():
+            # The trace hands this sink on (out of a call or a transform):
+            # its summaries, and those of every value its trace deferred, now.
+            # (A copy for ``name in var`` inside ``sow`` keeps the placeholders.)
+            capture.summarize_deferred()
         names = tuple(self.values)
-        children = tuple((jax.tree_util.DictKey(n), self.values[n]) for n in names)
-        return children, (
+        children = [(jax.tree_util.DictKey(n), self.values[n]) for n in names]
+        if self.counter is not None:
+            children.append((jax.tree_util.GetAttrKey("counter"), self.counter))
+        layouts = tuple((n, self.layouts[n]) for n in names if n in self.layouts)
+        return tuple(children), (
             self.route,
             self.policy,
             self.path,
             self.var_type,
             names,
-            self.traced,
-            self.readback,
-            self.layouts,
+            layouts,
+            self.counting,
         )
 
     def _flatten(self):
@@ -243,13 +249,31 @@ class _Sink:
 
     @classmethod
     def _unflatten(cls, aux, children):
-        route, policy, path, var_type, names, traced, readback, layouts = aux
-        sink = cls(
-            route, policy, path, var_type, dict(zip(names, children, strict=True)), traced, readback, layouts
-        )
-        if policy[0] == "stream" and traced and _all_concrete(children):
-            sink._hand_over()
+        route, policy, path, var_type, names, layouts, counting = aux
+        values = dict(zip(names, children[: len(names)], strict=True))
+        counter = children[len(names)] if counting is not None else None
+        sink = cls(route, policy, path, var_type, values, dict(layouts), counter, counting)
+        capture = _ROUTES.get(route)
+        if capture is None or capture.recorder.policy != policy:
+            return sink  # a copy kept from another capture, or a capture since ended: no one's
+        if counting == "entry" and is_tracer(counter):
+            # A trace takes the model in: this call's step decides the gate.
+            sink.counter, sink.counting = capture.enter_trace(counter), "carried"
+        elif counting != "entry" and not flax_internals.tracing() and _all_concrete(children):
+            capture.take(sink)  # the outputs of a call, back in Python
         return sink
+
+
+class _Pending:
+    """Where a traced value's summary will go, once its trace hands the sink on."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<summary deferred to the end of the trace>"
+
+
+_PENDING = _Pending()
 
 
 class _Static:
@@ -284,8 +308,8 @@ jax.tree_util.register_pytree_node(_Static, lambda s: ((), s), lambda s, _: s)
 
 
 def _all_concrete(tree: Any) -> bool:
-    leaves = jax.tree.leaves(tree)
-    return bool(leaves) and all(isinstance(x, jax.Array) and not is_tracer(x) for x in leaves)
+    """Whether every leaf is a computed array (JAX also rebuilds outputs around shapes alone)."""
+    return all(isinstance(x, jax.Array) and not is_tracer(x) for x in jax.tree.leaves(tree))
 
 
 jax.tree_util.register_pytree_with_keys(_Sink, _Sink._flatten_with_keys, _Sink._unflatten, _Sink._flatten)
@@ -335,6 +359,7 @@ def _report_leaf(
     route, path, name = site
     recorder = capture.recorder
     if not traced:
+        recorder.drain()  # values from earlier compiled calls, callbacks in flight included, come first
         recorder.add(path, var_type, name, value)
         return
     is_array = isinstance(value, jax.Array)
@@ -448,11 +473,22 @@ def _sowing_method(name: str, method):
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         out = method(self, *args, **kwargs)
-        if any(isinstance(flax_internals.held_value(var), _Sink) for var in flax_internals.captures(self)):
+        if any(_records_methods(var) for var in flax_internals.captures(self)):
             self.sow(nnx.Intermediate, name, out)
         return out
 
     return wrapper
+
+
+def _records_methods(variable: Any) -> bool:
+    """Whether a ``__captures__`` Variable is our sink, of a capture that records method outputs.
+
+    Method wrappers are installed on classes, which other models being
+    captured at the same time may share.
+    """
+    sink = flax_internals.held_value(variable)
+    capture = _ROUTES.get(sink.route) if isinstance(sink, _Sink) else None
+    return capture is not None and capture.methods
 
 
 class NnxCapture:
@@ -472,10 +508,29 @@ class NnxCapture:
         self.var_types = tuple(dict.fromkeys((*var_types, *extra)))
         self.methods = methods
         self._modules: list[tuple[tuple[Any, ...], nnx.Module]] = []
+        self._variables: dict[tuple[tuple[Any, ...], type], nnx.Variable] = {}
         self._classes: list[type] = []
         self._route: int | None = None
-        self._warned_growth = False
-        self._streamed: dict[tuple[Any, ...], Any] = {}  # the last row streamed per site
+        # Calls: a call's sinks are taken in (see ``entering``), then its
+        # outputs handed over (``take``). JAX may rebuild a call's outputs
+        # twice; a (path, Variable type) is taken once per call.
+        self._call = 0
+        self._taken: set[tuple[tuple[Any, ...], type]] = set()
+        # Values of traced calls, until ``deliver`` records them (capture, not
+        # stream): (call, trace order, path, Variable type, name, value), all
+        # of them under keep="all", else the latest per site.
+        self._held: list[tuple[int, int, tuple[Any, ...], type, str, Any]] = []
+        self._latest: dict[tuple[Any, ...], tuple[int, int, tuple[Any, ...], type, str, Any]] = {}
+        # With watch(every=N), a compiled step summarizes only on every N-th
+        # call: a counter carried in the root sink decides on the device, and
+        # the same count here says which calls' rows are real.
+        self._every = recorder.every if recorder.keep == "stream" and not recorder.grads else 1
+        self._steps_returned = 0
+        self._step_returned = False
+        self._gate: Any = None
+        # Traced values whose summaries wait for the end of their trace: (the
+        # trace the sow ran in, sink, name, index among the name's values, value, gate).
+        self._deferred: list[tuple[Any, _Sink, str, int, jax.Array, Any]] = []
 
     def install(self) -> None:
         flax_internals.check()
@@ -494,73 +549,120 @@ class NnxCapture:
         self.recorder.add_drain(self.deliver)
         self._modules = modules
         for path, module in modules:
-            sinks = tuple(
-                var_type(_Sink(self._route, self.recorder.policy, path, var_type))
-                for var_type in self.var_types
-            )
-            flax_internals.set_captures(module, sinks)
+            variables = []
+            for var_type in self.var_types:
+                counter = jnp.zeros((), jnp.int32) if self._counts_steps(path, var_type) else None
+                sink = _Sink(self._route, self.recorder.policy, path, var_type, counter=counter)
+                variables.append(variable := var_type(sink))
+                self._variables[(path, var_type)] = variable
+            flax_internals.set_captures(module, tuple(variables))
         if self.methods:
             self._classes = list(dict.fromkeys(type(m) for _, m in modules))
             for cls in self._classes:
                 _method_patches.acquire(cls)
 
-    def _sinks(self) -> Iterator[_Sink]:
-        for _, module in self._modules:
-            for var in flax_internals.captures(module):
-                sink = flax_internals.held_value(var)
-                if isinstance(sink, _Sink):
-                    yield sink
+    def _counts_steps(self, path: tuple[Any, ...], var_type: type) -> bool:
+        """Whether this sink carries the step counter: the root's first, when steps are skipped."""
+        return self._every > 1 and path == () and var_type is self.var_types[0]
 
-    def warn_growing_state(self, path: tuple[Any, ...], name: str) -> None:
-        """Warns, once per capture, that keep="all" is re-tracing a jitted step."""
-        if self._warned_growth:
-            return
-        self._warned_growth = True
-        site = ".".join(str(p) for p in (*path, name))
-        warnings.warn(
-            f"capture(keep='all') is holding every value of '{site}' from a jitted function called "
-            "repeatedly: the captured state grows by one value per call, so nnx.jit re-traces and "
-            "recompiles on every call. Use keep='last' or keep='summary' for training loops.",
-            JaxCaptureWarning,
-            stacklevel=6,  # the module method that called sow()
-        )
+    def holds(self, sink: _Sink) -> bool:
+        """Whether ``sink`` is the one a captured module holds now (not a copy inside a trace)."""
+        variable = self._variables.get((sink.path, sink.var_type))
+        return variable is not None and flax_internals.held_value(variable) is sink
 
-    def stream_rows(
-        self, path: tuple[Any, ...], var_type: type, name: str, rows: tuple[Any, ...], layout: Any
-    ) -> None:
-        """Hands the stream the summary rows one compiled call left for a site, once."""
-        site = (path, var_type, name)
-        # JAX may rebuild the same outputs more than once; each row counts once.
-        if not rows or self._streamed.get(site) is rows[0]:
+    def entering(self, sink: _Sink) -> None:
+        """A sink the model holds is being taken into a call: a new call, if outputs came since."""
+        if self._taken:
+            self._taken.clear()
+            self._call += 1
+        if self._deferred and not flax_internals.tracing():
+            self._deferred = []  # left by a trace that raised before handing its sinks on
+        if sink.counter is not None and self._step_returned:
+            self._step_returned = False
+            self._steps_returned += 1
+
+    def enter_trace(self, counter: jax.Array) -> jax.Array:
+        """Sets the gate of the trace taking the model in; returns the counter to carry out."""
+        self._gate = counter % self._every == 0
+        return counter + 1
+
+    def gate(self) -> Any:
+        """Whether the running trace's call records (a traced bool), or None to summarize always.
+
+        Sows inside ``lax.cond``, ``scan``, ``vmap`` or ``grad`` within the
+        step use the step's gate too; a trace that did not take the model in
+        (a step over a submodule) has none, and its rows are thinned on the host.
+        """
+        return self._gate if self._gate is not None and flax_internals.usable_here(self._gate) else None
+
+    def take(self, sink: _Sink) -> None:
+        """Takes what a call left in a sink, as the call returns, once per call."""
+        site = (sink.path, sink.var_type)
+        if site in self._taken or not (sink.values or sink.counter is not None):
             return
-        self._streamed[site] = rows[0]
+        self._taken.add(site)
+        if sink.counter is not None:
+            self._step_returned = True
         orders = _trace_orders.get(self._route, {})
-        for k, row in enumerate(rows):
-            self.recorder.add_row(path, var_type, name, row, layout, orders.get((*site, k), 0))
+        for name, values in sink.values.items():
+            key = (sink.path, sink.var_type, name)
+            for k, value in enumerate(values):
+                order = orders.get((*key, k), 0)
+                if self.recorder.keep == "all":
+                    self._held.append((self._call, order, *key, value))
+                    continue
+                if self.recorder.keep != "stream":
+                    self._latest[key] = (self._call, order, *key, value)
+                    continue
+                shape, dtype, gated = sink.layouts[name][k]
+                if not gated:
+                    self.recorder.add_row(*key, value, (shape, dtype), order)
+                elif self._steps_returned % self._every == 0:
+                    self.recorder.add_row(*key, value, (shape, dtype), order, sampled=True)
+                else:
+                    self.recorder.skip(*key)
+
+    def defer(self, sink: _Sink, name: str, index: int, value: jax.Array, gate: Any) -> None:
+        """Notes a traced value to summarize with the rest of its trace's (see ``summarize_deferred``)."""
+        self._deferred.append((flax_internals.current_trace(), sink, name, index, value, gate))
+
+    def summarize_deferred(self) -> None:
+        """Summarizes, in one batch, every value deferred by sows that ran in the running trace.
+
+        Called as the first sink holding such values is handed on, out of a
+        compiled call or a transform (``scan``, ``grad``, ``remat``): by then
+        the trace has sowed all it sows at its level, and summaries made
+        together compile once per distinct size rather than once per site.
+        The sows' trace, not their values', decides: under ``grad`` an
+        integer value (top-k indices, say) is a tracer of the enclosing step.
+        """
+        level = flax_internals.current_trace()
+        batch = [d for d in self._deferred if d[0] is level]
+        self._deferred = [d for d in self._deferred if d[0] is not level]
+        bins = self.recorder.bins
+        by_gate: dict[int, list[tuple[Any, _Sink, str, int, jax.Array, Any]]] = {}
+        for d in batch:
+            by_gate.setdefault(id(d[5]), []).append(d)
+        for group in by_gate.values():
+            values = [d[4] for d in group]
+            if self.recorder.keep == "stream":
+                results = step_rows(values, bins, group[0][5])
+            else:
+                results = step_summaries(values, bins)
+            for (_, owner, name, index, _, _), result in zip(group, results, strict=True):
+                owner.settle_pending(index, name, result)
 
     def note_trace_order(self, path: tuple[Any, ...], var_type: type, name: str, index: int) -> None:
         """Remembers when the ``index``-th value a site holds was sowed while tracing."""
         _trace_orders.setdefault(self._route, {})[(path, var_type, name, index)] = next(_trace_counter)
 
     def deliver(self) -> None:
-        """Records what jitted calls left in the sinks, in execution order."""
+        """Records what traced calls left, call by call, each in the order it sowed."""
         if self._route in _callback_routes:
             jax.effects_barrier()  # host callbacks still in flight
-        if self.recorder.keep == "stream":
-            return  # streamed rows were handed over as each call returned
-        trace_order = _trace_orders.get(self._route)
-        if not trace_order:
-            return  # never traced: eager sows were recorded as they happened
-        taken = []
-        for sink in self._sinks():
-            if sink.traced:
-                for name, values in sink.take_traced(self.recorder.keep):
-                    site = (sink.path, sink.var_type, name)
-                    taken.extend((trace_order.get((*site, k), -1), *site, v) for k, v in enumerate(values))
-        # Under keep="all", values of later calls were traced later (each call
-        # that brings held values in traces again), so they sort after.
-        taken.sort(key=lambda t: t[0])
-        for _, path, var_type, name, value in taken:
+        held = sorted([*self._held, *self._latest.values()], key=lambda h: h[:2])
+        self._held, self._latest = [], {}
+        for _, _, path, var_type, name, value in held:
             self.recorder.add(path, var_type, name, value.value if isinstance(value, _Static) else value)
 
     def uninstall(self) -> None:
@@ -571,9 +673,17 @@ class NnxCapture:
             for cls in self._classes:
                 _method_patches.release(cls)
             self._classes = []
+            for variable in self._variables.values():
+                # Copies of the model's state taken during the block hold this
+                # sink; emptied, they carry nothing into a later capture.
+                sink = flax_internals.held_value(variable)
+                if isinstance(sink, _Sink):
+                    sink.values, sink.layouts = {}, {}
+            self._variables = {}
             for _, module in self._modules:
                 flax_internals.remove_captures(module)
             self._modules = []
+            self._gate, self._deferred = None, []
             with _lock:
                 _ROUTES.pop(self._route, None)
 
