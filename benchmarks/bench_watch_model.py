@@ -37,7 +37,7 @@ from _timing import paired_ratio_interval, paired_ratios, samples
 from flax import nnx
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
-from transformer import Config, Transformer, next_token_loss  # noqa: E402
+from transformer import Config, Transformer, make_train_step  # noqa: E402
 
 from jaxcapture_nb import capture, watch  # noqa: E402
 from jaxcapture_nb._summary import packed_summary, step_rows  # noqa: E402
@@ -59,19 +59,6 @@ def config(layers: int, sow: bool) -> Config:
         sow_intermediates=sow,
         sow_activations_only=True,
     )
-
-
-def make_step(traces: list[int]):
-    """The training step a user writes, counting its traces."""
-
-    @nnx.jit
-    def train_step(model, optimizer, tokens):
-        traces.append(1)
-        loss, grads = nnx.value_and_grad(next_token_loss)(model, tokens)
-        optimizer.update(model, grads)
-        return loss
-
-    return train_step
 
 
 def setup(layers: int, sow: bool):
@@ -97,7 +84,7 @@ def step_times(layers: int, batch: int, length: int, calls: int, rounds: int):
     for name, (sow, block) in VARIANTS.items():
         model, optimizer = setup(layers, sow)
         traces[name] = []
-        step = make_step(traces[name])
+        step = make_train_step(traces[name])
         if block is not None:
             blocks[name] = block(model).__enter__()
 
@@ -131,7 +118,7 @@ def first_two_calls(layers: int, batch: int, length: int, rounds: int) -> dict[s
         for name in order[i % len(order) :] + order[: i % len(order)]:
             sow, block = VARIANTS[name]
             model, optimizer = setup(layers, sow)
-            step = make_step([])
+            step = make_train_step([])
             context = block(model) if block else None
             if context is not None:
                 context.__enter__()

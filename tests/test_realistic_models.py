@@ -18,7 +18,7 @@ import optax
 import pytest
 from flax import nnx
 from flax.traverse_util import flatten_dict
-from transformer import MASK_VALUE, Config, LinenLSTM, Transformer, next_token_loss
+from transformer import MASK_VALUE, Config, LinenLSTM, Transformer, make_train_step, next_token_loss
 
 from jaxcapture_nb import (
     CaptureView,
@@ -371,13 +371,7 @@ def test_scan_over_remat_blocks_under_grad_records_each_sow_once(tokens, scan_re
 def test_watch_streams_every_leaf_of_a_jitted_adam_step(tokens):
     model = make_model(remat=True)
     optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
-
-    @nnx.jit
-    def train_step(model, optimizer, tokens):
-        loss, grads = nnx.value_and_grad(next_token_loss)(model, tokens)
-        optimizer.update(model, grads)
-        return loss
-
+    train_step = make_train_step()
     with watch(model, display=False) as w:
         for step in range(3):
             w.log(step=step, loss=train_step(model, optimizer, tokens))
@@ -401,14 +395,7 @@ def test_watch_every_n_gates_the_summaries_inside_remat_and_scan(tokens, scan_la
     model = make_model(scan_layers=scan_layers, remat=True)
     optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
     traces = []
-
-    @nnx.jit
-    def train_step(model, optimizer, tokens):
-        traces.append(1)
-        loss, grads = nnx.value_and_grad(next_token_loss)(model, tokens)
-        optimizer.update(model, grads)
-        return loss
-
+    train_step = make_train_step(traces)
     with watch(model, every=3, methods=True, display=False) as w:
         for _ in range(7):
             train_step(model, optimizer, tokens)

@@ -253,6 +253,24 @@ def next_token_loss(model: Transformer, tokens: jax.Array) -> jax.Array:
     return -jnp.mean(jnp.sum(targets * jax.nn.log_softmax(logits), axis=-1))
 
 
+def make_train_step(traces: list[int] | None = None):
+    """An ``nnx.jit`` step of next-token loss and an optimizer update, as users write one.
+
+    Args:
+      traces: if given, each trace of the step appends to it.
+    """
+
+    @nnx.jit
+    def train_step(model: Transformer, optimizer: nnx.Optimizer, tokens: jax.Array) -> jax.Array:
+        if traces is not None:
+            traces.append(1)
+        loss, grads = nnx.value_and_grad(next_token_loss)(model, tokens)
+        optimizer.update(model, grads)
+        return loss
+
+    return train_step
+
+
 class SowingLSTMCell(nn.Module):
     """An LSTM cell that sows its hidden state at every step of the scan."""
 
