@@ -110,3 +110,30 @@ def test_grads_need_an_nnx_model():
         capture(nn.Dense(2), grads=True)
     with pytest.raises(TypeError, match="nnx.Module"):
         capture_grads(loss_fn, nn.Dense(2), jnp.ones(2))
+
+
+def test_values_and_gradients_are_recorded_in_execution_order_call_by_call():
+    class Model(nnx.Module):
+        def __init__(self, rngs):
+            self.a = nnx.Linear(3, 4, rngs=rngs)
+            self.b = nnx.Linear(4, 2, rngs=rngs)
+
+        def __call__(self, x):
+            h = self.perturb("h", self.a(x))
+            y = self.b(nnx.relu(h))
+            self.sow(nnx.Intermediate, "logits", y)
+            return y
+
+    model, x = Model(nnx.Rngs(0)), jnp.ones((2, 3))
+    order = [("Perturbation", "h"), ("Intermediate", "logits"), ("Gradient", "h")]
+    cap = capture_grads(lambda m, x: m(x).sum(), model, x)
+    assert [(r.var_type.__name__, r.site) for r in cap.records] == order
+    # A compiled step sends h and its gradient by callback and hands logits
+    # back as it returns: each call's records still follow its execution.
+    step = nnx.jit(nnx.grad(lambda m, x: m(x).sum()))
+    with capture(model, grads=True) as cap:
+        for _ in range(2):
+            step(model, x)
+    assert [(r.var_type.__name__, r.site, r.call_index) for r in cap.records] == [
+        (*site, call) for call in (0, 1) for site in order
+    ]

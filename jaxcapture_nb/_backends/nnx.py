@@ -48,7 +48,7 @@ from jaxcapture_nb._backends.nnx_modules import iter_modules
 from jaxcapture_nb._hosts import host_callback
 from jaxcapture_nb._recorder import Recorder
 from jaxcapture_nb._records import Gradient, leaf_sites
-from jaxcapture_nb._summary import packed_summary, step_rows, step_summaries
+from jaxcapture_nb._summary import packed_summary, step_rows, step_summaries, unpack_summary
 from jaxcapture_nb._warnings import JaxCaptureWarning
 
 # A route id, stored in the sinks' static data, names the model a sink belongs
@@ -327,10 +327,15 @@ def _arrive(
     capture = _ROUTES.get(route)
     if capture is None:
         return
-    if layout is not None:
-        capture.recorder.add_row(path, var_type, name, arrays[0], layout, order)
-    else:
-        capture.recorder.add(path, var_type, name, arrays[0])
+    if capture.recorder.keep == "stream":
+        if layout is not None:
+            capture.recorder.add_row(path, var_type, name, arrays[0], layout, order)
+        else:
+            capture.recorder.add(path, var_type, name, arrays[0])
+        return
+    # Held with the call's other values, to be recorded with them in the order they were traced.
+    value = unpack_summary(arrays[0], *layout) if layout is not None else arrays[0]
+    capture.hold(order, (path, var_type, name), value)
 
 
 def _report(site: tuple[int, tuple[Any, ...], str], var_type: type, value: Any) -> None:
@@ -515,7 +520,9 @@ class NnxCapture:
         # outputs handed over (``take``). JAX may rebuild a call's outputs
         # twice; a (path, Variable type) is taken once per call.
         self._call = 0
+        self._returned = False  # a call's values came back since the last call began
         self._taken: set[tuple[tuple[Any, ...], type]] = set()
+        self._holding = threading.Lock()  # callbacks hold values from the runtime's threads
         # Values of traced calls, until ``deliver`` records them (capture, not
         # stream): (call, trace order, path, Variable type, name, value), all
         # of them under keep="all", else the latest per site.
@@ -572,7 +579,8 @@ class NnxCapture:
 
     def entering(self, sink: _Sink) -> None:
         """A sink the model holds is being taken into a call: a new call, if outputs came since."""
-        if self._taken:
+        if self._returned:
+            self._returned = False
             self._taken.clear()
             self._call += 1
         if self._deferred and not flax_internals.tracing():
@@ -601,6 +609,7 @@ class NnxCapture:
         if site in self._taken or not (sink.values or sink.counter is not None):
             return
         self._taken.add(site)
+        self._returned = True
         if sink.counter is not None:
             self._step_returned = True
         orders = _trace_orders.get(self._route, {})
@@ -608,11 +617,8 @@ class NnxCapture:
             key = (sink.path, sink.var_type, name)
             for k, value in enumerate(values):
                 order = orders.get((*key, k), 0)
-                if self.recorder.keep == "all":
-                    self._held.append((self._call, order, *key, value))
-                    continue
                 if self.recorder.keep != "stream":
-                    self._latest[key] = (self._call, order, *key, value)
+                    self.hold(order, key, value)
                     continue
                 shape, dtype, gated = sink.layouts[name][k]
                 if not gated:
@@ -652,6 +658,15 @@ class NnxCapture:
             for (_, owner, name, index, _, _), result in zip(group, results, strict=True):
                 owner.settle_pending(index, name, result)
 
+    def hold(self, order: int, site: tuple[Any, ...], value: Any) -> None:
+        """Holds a value of the current call until ``deliver``: all of them, or the latest per site."""
+        with self._holding:
+            self._returned = True
+            if self.recorder.keep == "all":
+                self._held.append((self._call, order, *site, value))
+            else:
+                self._latest[site] = (self._call, order, *site, value)
+
     def note_trace_order(self, path: tuple[Any, ...], var_type: type, name: str, index: int) -> None:
         """Remembers when the ``index``-th value a site holds was sowed while tracing."""
         _trace_orders.setdefault(self._route, {})[(path, var_type, name, index)] = next(_trace_counter)
@@ -660,8 +675,9 @@ class NnxCapture:
         """Records what traced calls left, call by call, each in the order it sowed."""
         if self._route in _callback_routes:
             jax.effects_barrier()  # host callbacks still in flight
-        held = sorted([*self._held, *self._latest.values()], key=lambda h: h[:2])
-        self._held, self._latest = [], {}
+        with self._holding:
+            held = sorted([*self._held, *self._latest.values()], key=lambda h: h[:2])
+            self._held, self._latest = [], {}
         for _, _, path, var_type, name, value in held:
             self.recorder.add(path, var_type, name, value.value if isinstance(value, _Static) else value)
 
