@@ -36,3 +36,15 @@ def test_sites_shapes_counts_and_words_still_differ():
         row.replace("nan/inf: 3", "nan/inf: 4"),
     ):
         assert sanitize(changed) != sanitize(row)
+
+
+def test_saved_tutorial_outputs_hold_no_warnings_or_machine_paths():
+    """A warning printed while a tutorial ran would show readers a traceback and this machine's paths."""
+    import json
+
+    for path in sorted((CONFIG.parent).glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            for output in cell.get("outputs", []):
+                text = "".join(output.get("text", []))
+                assert output.get("name") != "stderr", (path.name, text[:200])
+                assert not re.search(r"(/work/|/home/|site-packages)", text), (path.name, text[:200])
