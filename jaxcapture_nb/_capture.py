@@ -15,7 +15,6 @@ from flax import nnx
 
 from jaxcapture_nb._backends.linen import COLLECTION, LinenCapture
 from jaxcapture_nb._backends.nnx import NnxCapture
-from jaxcapture_nb._hosts import host_summary
 from jaxcapture_nb._recorder import Include, Recorder
 from jaxcapture_nb._records import Record, format_table
 from jaxcapture_nb._summary import DEFAULT_BINS
@@ -116,7 +115,8 @@ class Capture:
         for record in records:
             # Read once, here, so no view reads a device value itself (a
             # replicated summary of a multi-process run, through the local copy).
-            record.summary = host_summary(record.summary)
+            if record.summary is not None:
+                record.summary = record.summary.to_numpy()
         return records
 
     @property

@@ -17,7 +17,6 @@ Whether to show a view at all is :func:`should_display`.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import sys
@@ -59,15 +58,6 @@ def to_host(x: Any) -> np.ndarray:
     if x.is_fully_replicated:
         return np.asarray(x.addressable_data(0))
     raise ValueError(_split_message(x))
-
-
-def host_summary(summary: Any) -> Any:
-    """A :class:`~jaxcapture_nb.Summary` with both arrays read by :func:`to_host`; itself if they are."""
-    if summary is None or summary.counts is None:
-        return summary
-    if isinstance(summary.stats, np.ndarray) and isinstance(summary.counts, np.ndarray):
-        return summary
-    return dataclasses.replace(summary, stats=to_host(summary.stats), counts=to_host(summary.counts))
 
 
 def local_slices(x: jax.Array) -> tuple[slice, ...]:

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from jaxcapture_nb._hosts import host_summary
 from jaxcapture_nb._records import Record
 
 
@@ -31,7 +30,7 @@ def plot_histograms(records: Sequence[Record], columns: int = 4, max_sites: int 
         return figure
     for k, record in enumerate(shown):
         ax = figure.add_subplot(rows, min(columns, len(shown)), k + 1)
-        s = host_summary(record.summary)
+        s = record.summary.to_numpy()
         hist = np.asarray(s.hist).reshape(-1, s.bins).sum(axis=0)
         edges = np.asarray(s.edges).reshape(-1, s.bins + 1)
         lo, hi = edges[:, 0].min(), edges[:, -1].max()

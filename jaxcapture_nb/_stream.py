@@ -30,7 +30,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxcapture_nb._hosts import host_summary, readable, replicated, to_host
+from jaxcapture_nb._hosts import readable, replicated, to_host
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
 from jaxcapture_nb._summary import (
@@ -510,7 +510,7 @@ def _on_host(value: _Row | Summary) -> Summary:
     """An arrived packed row or summary, as a :class:`Summary` of NumPy arrays (a fetch, no device work)."""
     if isinstance(value, _Row):
         return unpack_summary(to_host(value.row), value.shape, value.dtype)
-    return host_summary(value)
+    return value.to_numpy()
 
 
 def _readable_summary(value: Any) -> Any:

@@ -35,6 +35,7 @@ from jaxcapture_nb._float32 import (
     unscaled,
 )
 from jaxcapture_nb._histogram import _explicit_sharding, _histogram
+from jaxcapture_nb._hosts import to_host
 
 DEFAULT_BINS = 64
 # Bin indices are read from a float's mantissa (see _index_all_finite).
@@ -136,15 +137,18 @@ class Summary:
         return lo + (hi - lo) * steps
 
     def to_numpy(self) -> Summary:
-        """Returns the same summary with both arrays on the host.
+        """Returns the same summary with both arrays on the host (itself, if they are).
 
-        For the small arrays of a summary, ``np.asarray`` on each costs about
-        a quarter of what ``jax.device_get`` does, which is made for large
-        arrays: it first starts an asynchronous copy of every one.
+        Each array is read with :func:`~jaxcapture_nb._hosts.to_host`: for the
+        small arrays of a summary, ``np.asarray`` costs about a quarter of what
+        ``jax.device_get`` does, and the replicated summary of a multi-process
+        run is read through this process's copy, starting no device work.
         """
-        if self.counts is None:
+        if self.counts is None or (
+            isinstance(self.stats, np.ndarray) and isinstance(self.counts, np.ndarray)
+        ):
             return self
-        return dataclasses.replace(self, stats=np.asarray(self.stats), counts=np.asarray(self.counts))
+        return dataclasses.replace(self, stats=to_host(self.stats), counts=to_host(self.counts))
 
 
 _ARRAY_FIELDS = tuple(f.name for f in dataclasses.fields(Summary) if not f.metadata.get("static"))

@@ -26,6 +26,7 @@ import jax
 import numpy as np
 from flax import linen as nn
 from flax import nnx
+from jax._src import core as _jax_core  # private: see _trace_stack
 
 # The Flax releases the package is tested with; pyproject.toml declares the same.
 TESTED_FLAX = "0.12.6 to 0.12.8"
@@ -58,9 +59,7 @@ def _trace_stack() -> list[Any]:
     ``unsafe_get_trace_stack`` follows its ``parent_trace`` links outwards; a
     tracer's ``_trace`` is the trace that made it.
     """
-    from jax._src import core  # private
-
-    return core.unsafe_get_trace_stack(core.trace_ctx.trace)
+    return _jax_core.unsafe_get_trace_stack(_jax_core.trace_ctx.trace)
 
 
 def tracing() -> bool:

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcapture_nb._hosts import host_summary, local_part, local_slices, process_count_of, readable
+from jaxcapture_nb._hosts import local_part, local_slices, process_count_of, readable
 from jaxcapture_nb._records import Record, flat_stats
 from jaxcapture_nb._summary import Summary
 
@@ -43,7 +43,7 @@ def _type_name(var_type: Any) -> str:
 
 def host_summaries(records: Sequence[Record]) -> list[Summary | None]:
     """Every record's summary on the host."""
-    return [host_summary(r.summary) for r in records]
+    return [None if r.summary is None else r.summary.to_numpy() for r in records]
 
 
 def split_note(value: Any) -> str:
