@@ -10,7 +10,7 @@ import traitlets as t
 
 from jaxcapture_nb._records import flat_stats, format_table
 from jaxcapture_nb._widgets import payload
-from jaxcapture_nb._widgets.front_end import asset, module
+from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.static import static_html, with_fallback
 
 
@@ -26,7 +26,7 @@ class CaptureView(anywidget.AnyWidget):
     """
 
     _esm = module("capture_view.js")
-    _css = asset("capture_view.css")
+    _css = stylesheet("capture_view.css")
 
     _sites = t.List().tag(sync=True)
     _stats = t.Bytes().tag(sync=True)

@@ -17,7 +17,7 @@ import traitlets as t
 
 from jaxcapture_nb._compare import SHIFT_NOTE, STAT_COLUMNS, Comparison
 from jaxcapture_nb._widgets.compare_static import MODE_COLOURS, comparison_html
-from jaxcapture_nb._widgets.front_end import asset, module
+from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.static import with_fallback
 
 
@@ -62,7 +62,7 @@ class CompareView(anywidget.AnyWidget):
     """
 
     _esm = module("compare_view.js")
-    _css = asset("compare_view.css")
+    _css = stylesheet("compare_view.css")
 
     _modes = t.List(t.Unicode()).tag(sync=True)
     _colours = t.List(t.Unicode(), list(MODE_COLOURS)).tag(sync=True)

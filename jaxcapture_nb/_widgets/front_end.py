@@ -1,8 +1,10 @@
 """Where the widgets' JS and CSS come from: the wheel, or a source checkout.
 
-Every widget's ES module is ``common.js`` (helpers all of them use) followed
-by the widget's own file, joined here: anywidget loads one module per widget,
-and a module served that way cannot import a sibling file.
+Every widget's ES module is ``common.js`` and ``draw.js`` (helpers and the
+drawing layer all of them use) followed by the widget's own file, joined
+here: anywidget loads one module per widget, and a module served that way
+cannot import a sibling file. Likewise every stylesheet starts with
+``theme.css``, the colours all widgets take from the host's theme.
 """
 
 from __future__ import annotations
@@ -27,7 +29,18 @@ def module(name: str) -> str:
 
     Example:
       >>> source = module("capture_view.js")
-      >>> source.index("function bytesOf(") < source.index("export default")
+      >>> source.index("function drawAxes(") < source.index("export default")
       True
     """
-    return asset("common.js").read_text() + "\n" + asset(name).read_text()
+    return "\n".join(asset(part).read_text() for part in ("common.js", "draw.js", name))
+
+
+def stylesheet(name: str) -> str:
+    """A widget's CSS: the shared theme, then the widget's own rules.
+
+    Example:
+      >>> css = stylesheet("live_view.css")
+      >>> css.index("--jcnb-fg:") < css.index(".jcnb-live")
+      True
+    """
+    return "\n".join(asset(part).read_text() for part in ("theme.css", name))

@@ -21,7 +21,7 @@ import numpy as np
 import traitlets as t
 
 from jaxcapture_nb._stream import PERCENTILES, STAT_COLUMNS, Stream
-from jaxcapture_nb._widgets.front_end import asset, module
+from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.live_static import live_html, live_text
 from jaxcapture_nb._widgets.static import with_fallback
 
@@ -71,7 +71,7 @@ class LiveView(anywidget.AnyWidget):
     """
 
     _esm = module("live_view.js")
-    _css = asset("live_view.css")
+    _css = stylesheet("live_view.css")
 
     _sites = t.List(t.Dict()).tag(sync=True)
     _scalar_names = t.List(t.Unicode()).tag(sync=True)

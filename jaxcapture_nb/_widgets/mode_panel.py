@@ -32,7 +32,7 @@ from jaxcapture_nb._modes import (
     view_options,
     with_mode,
 )
-from jaxcapture_nb._widgets.front_end import asset, module
+from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.mode_static import OptionRow, panel_html, panel_text
 from jaxcapture_nb._widgets.static import with_fallback
 
@@ -55,7 +55,7 @@ class _ModeControls(anywidget.AnyWidget):
     """The panel's controls; every trait is written by the kernel except ``_values``."""
 
     _esm = module("mode_panel.js")
-    _css = asset("mode_panel.css")
+    _css = stylesheet("mode_panel.css")
 
     _groups = t.List(t.Dict()).tag(sync=True)
     _values = t.Dict().tag(sync=True)  # class name -> option -> value, as the browser shows them
