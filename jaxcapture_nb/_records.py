@@ -66,6 +66,56 @@ class Gradient(nnx.Variable):
     """Record type of the gradient that reached a value passed to ``Module.perturb``."""
 
 
+_CALL = "__call__"
+
+
+def is_call_output(name: str) -> bool:
+    """Whether a site's name is that of a call's output (``capture(methods=True)``).
+
+    A call's output is recorded under the name ``__call__``, each leaf of a
+    returned pytree under ``__call__`` and its place (``__call__[1]``).
+    """
+    return name == _CALL or (name.startswith(_CALL) and name[len(_CALL)] in "[.")
+
+
+def site_name(path: Sequence[Any], name: str) -> str:
+    """How views name a site within its module: call outputs read as outputs.
+
+    ``__call__`` becomes ``(output)`` (``(output[1])`` for a leaf of a
+    returned tuple), and the top-level model's own call ``model output``.
+    Sowed names stay as they are.
+
+    Example:
+      >>> site_name(("dropout",), "__call__"), site_name(("attn",), "__call__[1]")
+      ('(output)', '(output[1])')
+      >>> site_name((), "__call__"), site_name((), "hidden")
+      ('model output', 'hidden')
+    """
+    if not is_call_output(name):
+        return name
+    rest = name[len(_CALL) :]
+    return f"model output{rest}" if not path else f"(output{rest})"
+
+
+def site_label(path: Sequence[Any], name: str) -> str:
+    """The full name views show for a site: its dotted module path and :func:`site_name`.
+
+    The dotted form ``dropout.__call__`` (``Record.site``) stays what
+    ``include`` patterns and comparisons match; this is the text people read.
+
+    Example:
+      >>> site_label(("dropout",), "__call__"), site_label(("blocks", 0, "attn"), "__call__[1]")
+      ('dropout (output)', 'blocks.0.attn (output[1])')
+      >>> site_label((), "__call__"), site_label(("encoder",), "hidden"), site_label((), "h")
+      ('model output', 'encoder.hidden', 'h')
+    """
+    module = ".".join(str(p) for p in path)
+    shown = site_name(path, name)
+    if not module:
+        return shown
+    return f"{module} {shown}" if is_call_output(name) else f"{module}.{shown}"
+
+
 def leaf_sites(name: str, value: Any) -> list[tuple[str, Any]]:
     """The sites one sowed value becomes: itself, or one per leaf of a pytree.
 

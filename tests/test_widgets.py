@@ -10,6 +10,7 @@ from lab import THOUSAND_SITES
 from matplotlib.figure import Figure
 
 from jaxcapture_nb import CaptureView, capture
+from jaxcapture_nb._records import site_label, site_name
 from jaxcapture_nb._widgets import payload
 
 
@@ -103,3 +104,89 @@ def test_a_thousand_sites_build_one_small_payload():
 def test_plot_returns_a_matplotlib_figure_with_one_axes_per_array():
     figure = capture_wide().plot()
     assert isinstance(figure, Figure) and len(figure.axes) == 2
+
+
+class Masked(nnx.Module):
+    """A ReLU layer, logits masked with -inf, a site of NaNs, and a returned layer output."""
+
+    def __init__(self, rngs):
+        self.head = nnx.Linear(6, 10, rngs=rngs)
+
+    def __call__(self, x):
+        h = nnx.relu(x)
+        self.sow(nnx.Intermediate, "relu", h)
+        logits = self.head(h)
+        self.sow(nnx.Intermediate, "masked", jnp.where(jnp.arange(10) < 6, logits, -jnp.inf))
+        self.sow(nnx.Intermediate, "all_nan", jnp.full((4, 6), jnp.nan))
+        return logits
+
+
+def capture_masked():
+    model = Masked(nnx.Rngs(0))
+    with capture(model, methods=True) as cap:
+        model(jax.random.normal(jax.random.key(0), (4, 6)))
+    return cap
+
+
+def test_call_outputs_are_named_as_outputs_and_the_models_own_says_what_it_repeats():
+    view = capture_masked().show()
+    rows = {row["label"]: row for row in view._sites}
+    assert set(rows) == {"relu", "head (output)", "masked", "all_nan", "model output"}
+    assert rows["head (output)"]["shown_name"] == "(output)" and rows["head (output)"]["name"] == "__call__"
+    labels = [row["label"] for row in view._sites]
+    # The model returns its head's result: the same values, said once.
+    assert rows["model output"]["same_as"] == labels.index("head (output)")
+    assert all(row["same_as"] == -1 for label, row in rows.items() if label != "model output")
+
+
+def test_a_site_label_is_one_function_every_view_can_call():
+    assert site_label(("blocks", 0, "attn"), "__call__[1]") == "blocks.0.attn (output[1])"
+    assert site_label((), "__call__['logits']") == "model output['logits']"
+    assert site_label(("enc",), "__call__x") == "enc.__call__x"  # a sowed name, not an output
+    assert site_name(("enc",), "hidden") == "hidden"
+
+
+def test_nonfinite_counts_travel_with_the_statistics_over_finite_values():
+    view = capture_masked().show()
+    labels = [row["label"] for row in view._sites]
+    stats = np.frombuffer(view._stats, np.float64).reshape(len(labels), len(payload.STAT_COLUMNS))
+    masked = dict(zip(payload.STAT_COLUMNS, stats[labels.index("masked")], strict=True))
+    assert (masked["count"], masked["neginf"], masked["nan"], masked["posinf"]) == (24, 16, 0, 0)
+    assert np.isfinite(masked["mean"])
+    all_nan = dict(zip(payload.STAT_COLUMNS, stats[labels.index("all_nan")], strict=True))
+    assert (all_nan["count"], all_nan["nan"]) == (0, 24) and np.isnan(all_nan["mean"])
+
+
+def test_heatmap_colours_span_the_values_sequential_or_centred_at_zero():
+    view = capture_masked().show()
+    labels = [row["label"] for row in view._sites]
+    view._selected = labels.index("relu")
+    lo, hi = view._heatmap_range
+    assert lo == 0 and hi > 0  # ReLU zeros start the scale, not mean - 3 std
+    pixels = np.frombuffer(view._heatmap, np.uint8)
+    assert pixels.min() == 0
+    # Small slices send their exact values for the hover read-out.
+    values = np.frombuffer(view._heatmap_values, np.float32).reshape(view._heatmap_shape)
+    assert (values >= 0).all() and values.shape == (4, 6)
+    view._heatmap_diverging = True
+    assert view._heatmap_range == [-hi, hi]
+    assert np.frombuffer(view._heatmap, np.uint8).min() == payload.COLOURS // 2  # zero is the middle
+
+
+def test_an_all_nan_site_gets_no_made_up_colour_scale():
+    view = capture_masked().show()
+    view._selected = [row["label"] for row in view._sites].index("all_nan")
+    assert view._heatmap_range == []
+    assert set(np.frombuffer(view._heatmap, np.uint8).tolist()) == {payload.NAN_INDEX}
+
+
+def test_every_heatmap_request_is_answered_even_when_nothing_changes():
+    view = capture_masked().show()
+    view._selected = 0
+    view._heatmap_request = 1
+    assert view._heatmap_answered == 1
+    view._heatmap_request = 2  # the same slice again: no new pixels, still an answer
+    assert view._heatmap_answered == 2
+    view._heatmap_request = 3  # a site without a heatmap answers too
+    view._selected = 99
+    assert view._heatmap_answered == 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import anywidget
@@ -41,6 +42,12 @@ class CaptureView(anywidget.AnyWidget):
     _heatmap_range = t.List(t.Float()).tag(sync=True)
     _heatmap_note = t.Unicode("").tag(sync=True)
     _heatmap_site = t.Int(-1).tag(sync=True)  # the site the heatmap belongs to
+    _heatmap_values = t.Bytes().tag(sync=True)  # float32 of a small slice, else empty
+    _heatmap_diverging = t.Bool(False).tag(sync=True)  # colours centred at zero
+    # The browser numbers its heatmap requests; the kernel answers each one,
+    # also when the picture stays the same, so a waiting spinner always ends.
+    _heatmap_request = t.Int(0).tag(sync=True)
+    _heatmap_answered = t.Int(0).tag(sync=True)
 
     def __init__(self, capture: Any, **kwargs: Any):
         records = capture.records
@@ -49,20 +56,30 @@ class CaptureView(anywidget.AnyWidget):
         # Host copies: the text and HTML tables read them without transfers.
         self._records = [dataclasses.replace(r, summary=s) for r, s in zip(records, summaries, strict=True)]
         stats = payload.stats_table(summaries)
+        hists = payload.hist_table(summaries, capture.bins)
+        rows = payload.site_rows(records, summaries)
+        for row, same in zip(rows, payload.same_values(records, stats, hists), strict=True):
+            row["same_as"] = same
         super().__init__(
-            _sites=payload.site_rows(records, summaries),
+            _sites=rows,
             _stats=stats.tobytes(),
-            _hists=payload.hist_buffer(summaries, capture.bins),
+            _hists=hists.tobytes(),
             _bins=capture.bins,
             _first_nonfinite=payload.first_nonfinite(stats),
             **kwargs,
         )
 
-    @t.observe("_selected", "_slice_index")
+    @t.observe("_selected", "_slice_index", "_heatmap_diverging", "_heatmap_request")
     def _update_heatmap(self, change: Any) -> None:
+        try:
+            self._draw_heatmap()
+        finally:
+            self._heatmap_answered = self._heatmap_request
+
+    def _draw_heatmap(self) -> None:
         i = self._selected
-        # A click changes both traits at once: draw the heatmap once.
-        request = (i, tuple(self._slice_index))
+        # A click changes several traits at once: draw the heatmap once.
+        request = (i, tuple(self._slice_index), self._heatmap_diverging)
         if not 0 <= i < len(self._records) or request == self._drawn:
             return
         self._drawn = request
@@ -72,18 +89,25 @@ class CaptureView(anywidget.AnyWidget):
                 "keep='summary' kept no values" if record.value is None else "needs two or more dimensions"
             )
             with self.hold_sync():
-                self._heatmap, self._heatmap_shape = b"", []
+                self._heatmap, self._heatmap_shape, self._heatmap_values = b"", [], b""
                 self._heatmap_note = f"No heatmap: {reason}."
                 self._heatmap_site = i
             return
         stats = flat_stats(record.summary) if record.summary is not None else {}
-        pixels, shape, value_range, note = payload.heatmap(
-            record.value, self._slice_index, stats.get("mean", 0.0), stats.get("std", 1.0)
+        pixels, shape, value_range, note, values = payload.heatmap(
+            record.value,
+            self._slice_index,
+            stats.get("mean", 0.0),
+            stats.get("std", 1.0),
+            stats.get("min", -math.inf),
+            stats.get("max", math.inf),
+            diverging=self._heatmap_diverging,
         )
         with self.hold_sync():
             self._heatmap = pixels
             self._heatmap_shape = shape
             self._heatmap_range = value_range
+            self._heatmap_values = values
             self._heatmap_note = note
             self._heatmap_site = i
 

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcapture_nb._hosts import local_part, local_slices, process_count_of, readable
-from jaxcapture_nb._records import Record, flat_stats
+from jaxcapture_nb._records import Record, flat_stats, is_call_output, site_label, site_name
 from jaxcapture_nb._summary import Summary
 
 # Column order of the stats buffer, shared with js/capture_view.js.
@@ -35,6 +35,9 @@ HEATMAP_MAX_SIDE = 240
 # one index each for NaN, +Inf and -Inf.
 COLOURS = 253
 NAN_INDEX, POSINF_INDEX, NEGINF_INDEX = 253, 254, 255
+# Slices this small also send their float32 values (16 KiB at most), so
+# hovering reads each exact value; larger ones read it off the colour scale.
+EXACT_VALUES_MAX = 64 * 64
 
 
 def _type_name(var_type: Any) -> str:
@@ -66,6 +69,8 @@ def site_rows(records: Sequence[Record], summaries: Sequence[Summary | None]) ->
             {
                 "path": ".".join(str(p) for p in r.path),
                 "name": r.name,
+                "shown_name": site_name(r.path, r.name),
+                "label": site_label(r.path, r.name),
                 "call": r.call_index,
                 "type": _type_name(r.var_type),
                 "shape": list(r.shape) if r.shape is not None else None,
@@ -91,6 +96,32 @@ def stats_table(summaries: Sequence[Summary | None]) -> np.ndarray:
     return out
 
 
+def same_values(records: Sequence[Record], stats: np.ndarray, hists: np.ndarray) -> list[int]:
+    """Per site, an earlier site whose values a call's output repeats, else -1.
+
+    A module that returns its last layer's result records the same values
+    twice (``head (output)`` and ``model output``); the view says so rather
+    than show a duplicate row unexplained. Two sites count as the same when
+    their shape, dtype, every statistic and the histogram agree exactly.
+
+    Args:
+      records: the records, in recording order (a child's output comes
+        before its parent's).
+      stats: :func:`stats_table` of their summaries.
+      hists: their histograms, int32 ``[n_sites, bins]``.
+    """
+    seen: dict[tuple, int] = {}
+    out = []
+    for i, r in enumerate(records):
+        key = None
+        if not np.isnan(stats[i]).all():
+            key = (r.shape, r.dtype, np.nan_to_num(stats[i], nan=np.inf).tobytes(), hists[i].tobytes())
+        out.append(seen.get(key, -1) if key is not None and is_call_output(r.name) else -1)
+        if key is not None:
+            seen.setdefault(key, i)
+    return out
+
+
 def first_nonfinite(stats: np.ndarray) -> int:
     """Row of the first site holding a NaN or Inf, -1 if none."""
     columns = [STAT_COLUMNS.index(c) for c in ("nan", "posinf", "neginf")]
@@ -98,7 +129,7 @@ def first_nonfinite(stats: np.ndarray) -> int:
     return int(bad[0]) if bad.size else -1
 
 
-def hist_buffer(summaries: Sequence[Summary | None], bins: int) -> bytes:
+def hist_table(summaries: Sequence[Summary | None], bins: int) -> np.ndarray:
     """int32 [n_sites, bins]; stacked (scan/vmap) histograms are added up.
 
     Slices of a stacked summary have their own ranges, so their sum is exact
@@ -110,7 +141,12 @@ def hist_buffer(summaries: Sequence[Summary | None], bins: int) -> bytes:
             continue
         hist = np.asarray(s.hist)
         out[i] = hist.reshape(-1, bins).sum(axis=0)
-    return out.tobytes()
+    return out
+
+
+def hist_buffer(summaries: Sequence[Summary | None], bins: int) -> bytes:
+    """The bytes of :func:`hist_table`, as the browser reads them."""
+    return hist_table(summaries, bins).tobytes()
 
 
 def _quantize(plane: np.ndarray, lo: float, hi: float) -> np.ndarray:
@@ -126,9 +162,50 @@ def _quantize(plane: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return index
 
 
+def colour_range(
+    mean: float, std: float, low: float, high: float, diverging: bool = False
+) -> tuple[float, float]:
+    """The values a heatmap's colours span: mean +- 3 std, within the data's own range.
+
+    Args:
+      mean, std: the site's statistics over its finite values.
+      low, high: its smallest and largest finite values (NaN when there are none).
+      diverging: a range centred at zero, for a colour map whose middle is zero.
+
+    Returns:
+      ``(lo, hi)``; NaN, NaN when the site has no finite value, so no scale is made up.
+
+    Example:
+      >>> colour_range(0.4, 0.5, 0.0, 3.0)  # ReLU outputs: the scale starts at their zeros
+      (0.0, 1.9)
+      >>> colour_range(0.4, 0.5, 0.0, 3.0, diverging=True)
+      (-1.9, 1.9)
+    """
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return math.nan, math.nan
+    centre = mean if math.isfinite(mean) else (low + high) / 2
+    spread = 3 * std if math.isfinite(std) and std > 0 else 0.0
+    # Masked logits near -3.4e38 make centre +- 3 std leave float32's range.
+    largest = float(np.finfo(np.float32).max)
+    lo = max(centre - spread, low, -largest)
+    hi = min(centre + spread, high, largest)
+    if diverging:
+        reach = max(abs(lo), abs(hi))
+        lo, hi = -reach, reach
+    if lo == hi:  # a constant: a unit-wide scale around it
+        lo, hi = lo - 0.5, hi + 0.5
+    return round(lo, 12), round(hi, 12)
+
+
 def heatmap(
-    value: Any, index: Sequence[int], mean: float, std: float
-) -> tuple[bytes, list[int], list[float], str]:
+    value: Any,
+    index: Sequence[int],
+    mean: float,
+    std: float,
+    low: float = -math.inf,
+    high: float = math.inf,
+    diverging: bool = False,
+) -> tuple[bytes, list[int], list[float], str, bytes]:
     """A 2-D slice of ``value`` as colour indices, downsampled on the device.
 
     A value split across processes is drawn from the part this process
@@ -137,13 +214,18 @@ def heatmap(
     Args:
       value: the array (two or more dimensions).
       index: positions along every axis but the last two.
-      mean: the array's mean, centre of the colour scale.
-      std: its standard deviation; the scale is clipped at +-3 std.
+      mean: the array's mean over its finite values.
+      std: their standard deviation; the scale is clipped at mean +- 3 std.
+      low: the smallest finite value (NaN if none); the scale starts no lower.
+      high: the largest finite value; the scale ends no higher.
+      diverging: centre the scale at zero (see :func:`colour_range`).
 
     Returns:
       The uint8 pixels (row-major), their [height, width], the value range
-      [lo, hi] that the colour indices 0..252 span, and a note: empty, or
-      why there are no pixels.
+      [lo, hi] that the colour indices 0..252 span (empty without finite
+      values), a note (empty, or why there are no pixels), and the pixels'
+      float32 values when there are at most ``EXACT_VALUES_MAX`` of them
+      (else empty: hovering then reads a value off the colour scale).
     """
     lead = np.ndim(value) - 2
     index = [
@@ -157,18 +239,16 @@ def heatmap(
         ]
         if outside:
             k, i = outside[0]
-            return b"", [], [0.0, 0.0], f"No heatmap: index {i} of axis {k} is held by another process."
+            return b"", [], [0.0, 0.0], f"No heatmap: index {i} of axis {k} is held by another process.", b""
         index = [i - s.start for i, s in zip(index, where, strict=False)]
     elif isinstance(value, jax.Array) and not value.is_fully_addressable:
         value = value.addressable_data(0)  # a replicated value: this process's own copy
     x = jnp.asarray(value)
     plane = x[tuple(index)].astype(jnp.float32) if lead else x.astype(jnp.float32)
     steps = [max(1, math.ceil(d / HEATMAP_MAX_SIDE)) for d in plane.shape]
-    plane = plane[:: steps[0], :: steps[1]]
-    spread = 3 * std if std > 0 and math.isfinite(std) else 1.0
-    centre = mean if math.isfinite(mean) else 0.0
-    # Masked logits near -3.4e38 make centre +- 3 std leave float32's range.
-    largest = float(np.finfo(np.float32).max)
-    lo, hi = max(centre - spread, -largest), min(centre + spread, largest)
-    pixels = _quantize(np.asarray(plane), lo, hi)
-    return pixels.tobytes(), list(pixels.shape), [lo, hi], ""
+    plane = np.asarray(plane[:: steps[0], :: steps[1]])
+    lo, hi = colour_range(mean, std, low, high, diverging)
+    pixels = _quantize(plane, lo, hi) if math.isfinite(lo) else _quantize(plane, 0.0, 1.0)
+    exact = plane.astype(np.float32).tobytes() if plane.size <= EXACT_VALUES_MAX else b""
+    value_range = [lo, hi] if math.isfinite(lo) else []  # NaN has no JSON form
+    return pixels.tobytes(), list(pixels.shape), value_range, "", exact

@@ -1,8 +1,13 @@
-"""CaptureView in a real JupyterLab and Chromium."""
+"""CaptureView in a real JupyterLab and Chromium.
+
+Most checks share one notebook (a kernel start and a JAX compile cost tens of
+seconds): the tests below run in order on one page, each from a state it sets.
+"""
 
 import nbformat
-from lab import THOUSAND_SITES, wait_for_idle_kernel
-from page_checks import blank_canvas, screenshot
+import pytest
+from lab import THOUSAND_SITES, open_and_run, wait_for_idle_kernel
+from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, screenshot, set_theme
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -19,6 +24,8 @@ class Net(nnx.Module):
         self.sow(nnx.Intermediate, "<img src=x onerror=window.__pwned=1>", h.mean())
         logits = self.head(h.reshape(x.shape[0], -1))
         self.sow(nnx.Intermediate, "log_logits", jnp.log(logits))
+        self.sow(nnx.Intermediate, "masked_logits", jnp.where(jnp.arange(10) < 6, logits, -jnp.inf))
+        self.sow(nnx.Intermediate, "all_nan", jnp.full((4, 6), jnp.nan))
         return logits
 
 model = Net(nnx.Rngs(0))
@@ -29,25 +36,81 @@ MAGIC = """%%capture_intermediates model --methods
 y = model(x)
 """
 
+HEAT_PIXELS = """c => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let hash = 0;
+    for (let i = 0; i < d.length; i++) hash = (hash * 31 + d[i]) >>> 0;
+    return hash;
+}"""
 
-def test_rows_histogram_heatmap_filter_escaping_and_nonfinite_flag(open_notebook):
-    page = open_notebook("capture_view.ipynb", [SETUP, "%load_ext jaxcapture_nb", MAGIC])
+
+@pytest.fixture(scope="module")
+def net(lab, browser):
+    """One page running the Net notebook, its CaptureView drawn."""
+    url, token, root = lab
+    cells = [SETUP, "%load_ext jaxcapture_nb", MAGIC]
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c) for c in cells],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    nbformat.write(nb, root / "capture_view.ipynb")
+    page = open_and_run(browser, url, token, "capture_view.ipynb")
     view = page.wait_for_selector(".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000)
     view.scroll_into_view_if_needed()
+    yield page
+    page.close()
 
-    # Rows: three sows and three method outputs, grouped by module path in
-    # order of first appearance, names shown as text.
+
+def row_of(page, label: str):
+    """The body row of the site whose name cell starts with ``label``, scrolled into the table."""
+    index = page.evaluate(
+        """(label) => {
+            const root = document.querySelector('.jcnb-root');
+            const rows = [...root.querySelectorAll('.jcnb-body-row')];
+            const row = rows.find((r) => r.children[1].firstChild.textContent === label);
+            return row ? row.dataset.site : null;
+        }""",
+        label,
+    )
+    assert index is not None, label
+    return f".jcnb-body-row[data-site='{index}']"
+
+
+def select(page, label: str) -> None:
+    """Clicks the row of ``label`` and waits for its details and heatmap answer."""
+    page.click(row_of(page, label))
+    page.wait_for_selector(".jcnb-root[data-heatmap=ready]", timeout=60_000)
+
+
+def test_rows_name_outputs_escape_names_and_hint_before_selection(net):
+    page = net
+    # Before any selection the details are a hint, not empty frames.
+    assert page.is_visible(".jcnb-detail .jcnb-hint")
+    assert "Select a row" in page.text_content(".jcnb-detail .jcnb-hint")
+    assert not page.is_visible(".jcnb-detail-body")
+    screenshot(page, "capture_view_hint")
+
+    # Rows: sows and method outputs, grouped by module path in order of
+    # first appearance; a call's output reads "(output)", the model's own
+    # "model output", and says it equals the head's output.
     rows = page.eval_on_selector_all(
         ".jcnb-body-row", "rows => rows.map(r => [r.children[0].textContent, r.children[1].textContent])"
     )
     assert rows == [
-        ["conv", "__call__"],
+        ["conv", "(output)"],
         ["(root)", "features"],
         ["(root)", "<img src=x onerror=window.__pwned=1>"],
         ["(root)", "log_logits"],
-        ["(root)", "__call__"],
-        ["head", "__call__"],
+        ["(root)", "masked_logits"],
+        ["(root)", "all_nan"],
+        ["(root)", "model output = head (output)"],
+        ["head", "(output)"],
     ]
+    same = page.get_attribute(".jcnb-body-row [data-same-as]", "title")
+    assert "recorded as __call__" in same and "same values as head (output)" in same
+    assert "recorded as conv.__call__" in page.get_attribute(
+        f"{row_of(page, '(output)')} .jcnb-name", "title"
+    )
     assert page.evaluate("() => window.__pwned") is None
     assert page.query_selector(".jcnb-root img") is None
 
@@ -57,29 +120,251 @@ def test_rows_histogram_heatmap_filter_escaping_and_nonfinite_flag(open_notebook
     flag.click()
     page.wait_for_selector("canvas.jcnb-hist[data-drawn=true]")
     assert not blank_canvas(page, "canvas.jcnb-hist")
+    assert not page.is_visible(".jcnb-detail .jcnb-hint")
+    assert "log_logits" in page.text_content(".jcnb-detail-title")
 
-    # A 4-D site: its histogram and, after a round trip to the kernel, a heatmap.
-    page.click(".jcnb-body-row:has(span:text-is('features'))")
+
+def test_histogram_shows_nonfinite_values_beside_it_with_axes_and_hover(net):
+    page = net
+    select(page, "masked_logits")
+    # 8 of the 20 logits are -Inf: a bar of their own, a key with the count,
+    # and statistics said to be over the finite values only.
+    assert page.get_attribute("canvas.jcnb-hist", "data-nonfinite") == "-Inf:8"
+    assert "8 -Inf" in page.text_content(".jcnb-nonfinite-key")
+    assert page.get_attribute(".jcnb-stats-line", "data-finite-only") == "true"
+    assert "over the 12 finite values of 20" in page.text_content(".jcnb-stats-line")
+    # The NaN/Inf cell says which kinds.
+    assert page.get_attribute(f"{row_of(page, 'masked_logits')} .jcnb-nonfinite", "title") == (
+        "0 NaN, 0 +Inf, 8 -Inf"
+    )
+    # Hovering a bin reads out its range and count.
+    page.hover("canvas.jcnb-hist", position={"x": 70, "y": 160})
+    tip = page.wait_for_selector(".jcnb-root .jcnb-tooltip:not([hidden])")
+    assert tip.text_content().startswith("[") and "values" in tip.text_content()
+    width = page.eval_on_selector("canvas.jcnb-hist", "c => c.clientWidth")
+    page.hover("canvas.jcnb-hist", position={"x": width - 30, "y": 160})
+    page.wait_for_function(
+        "() => document.querySelector('.jcnb-root .jcnb-tooltip').textContent.startsWith('-Inf')"
+    )
+    # Log counts: the picture changes, the axis says so.
+    before = page.eval_on_selector("canvas.jcnb-hist", HEAT_PIXELS)
+    page.check(".jcnb-log input")
+    page.wait_for_function(f"() => ({HEAT_PIXELS})(document.querySelector('canvas.jcnb-hist')) !== {before}")
+    page.mouse.move(0, 0)
+    page.eval_on_selector(".jcnb-detail", "d => d.scrollIntoView({block: 'center'})")
+    screenshot(page, "capture_view_nonfinite_histogram")
+    page.uncheck(".jcnb-log input")
+
+
+def test_an_all_nan_site_says_so_instead_of_a_histogram_or_scale(net):
+    page = net
+    select(page, "all_nan")
+    assert page.is_visible(".jcnb-hist-box .jcnb-empty-values")
+    assert page.text_content(".jcnb-hist-box .jcnb-empty-values") == "No histogram: all 24 values are NaN."
+    assert not page.is_visible("canvas.jcnb-hist")
+    assert page.text_content(".jcnb-heat-note") == "No heatmap: all 24 values are NaN."
+    assert not page.is_visible(".jcnb-diverging")
+    assert page.text_content(".jcnb-stats-line") == ""  # no nan statistics to read
+    assert not page.is_visible("canvas.jcnb-colour-bar")
+    assert page.get_attribute("canvas.jcnb-colour-bar", "data-drawn") is None
+    page.eval_on_selector(".jcnb-detail", "d => d.scrollIntoView({block: 'center'})")
+    screenshot(page, "capture_view_all_nan")
+
+
+def test_heatmap_controls_axes_colour_bar_diverging_and_spinner(net):
+    page = net
+    # The spinner shows while the kernel computes the slice, then goes.
+    page.evaluate(
+        """() => {
+            window.__spinnerSeen = false;
+            const status = document.querySelector('.jcnb-heat-status');
+            new MutationObserver(() => {
+                if (status.querySelector('.jcnb-spinner')) window.__spinnerSeen = true;
+            }).observe(status, { childList: true });
+        }"""
+    )
+    page.click(row_of(page, "features"))
+    page.wait_for_selector(".jcnb-heat-status .jcnb-spinner", state="detached", timeout=60_000)
+    assert page.evaluate("() => window.__spinnerSeen")
     page.wait_for_selector("canvas.jcnb-heat[data-drawn=true]", timeout=60_000)
     assert not blank_canvas(page, "canvas.jcnb-heat")
+    # The axes shown are named, with their sizes; a colour bar gives the range.
+    assert page.text_content(".jcnb-heat-axes") == "rows: axis 2 (8) \u00b7 columns: axis 3 (4)"
+    page.wait_for_selector("canvas.jcnb-colour-bar[data-drawn=true]")
+    assert not blank_canvas(page, "canvas.jcnb-colour-bar")
+    lo, hi = map(float, page.get_attribute("canvas.jcnb-colour-bar", "data-range").split())
+    assert lo == 0 and hi > 0  # ReLU outputs: the scale starts at their zeros
     assert page.eval_on_selector_all(".jcnb-axis-input", "inputs => inputs.length") == 2
-    page.check(".jcnb-log input")
-    screenshot(page, "capture_view_selected")
 
-    # Sorting by mean puts the largest first; NaN means sort last.
-    page.click(".jcnb-head span[data-key=mean]")
-    first = page.eval_on_selector(".jcnb-body-row[style*='top: 0px']", "r => r.children[1].textContent")
-    assert first != "log_logits"
+    # Enter applies an index; the slice changes without leaving the box.
+    before = page.eval_on_selector("canvas.jcnb-heat", HEAT_PIXELS)
+    box = page.locator(".jcnb-axis-input").nth(1)
+    box.fill("5")
+    box.press("Enter")
+    page.wait_for_function(
+        f"() => ({HEAT_PIXELS})(document.querySelector('canvas.jcnb-heat')) !== {before}", timeout=60_000
+    )
+    page.wait_for_selector(".jcnb-root[data-heatmap=ready]")
+    assert page.evaluate("() => document.activeElement.classList.contains('jcnb-axis-input')")
 
-    # The filter narrows the rows to matching paths.
+    # An index out of range is refused, with a message next to the box.
+    after = page.eval_on_selector("canvas.jcnb-heat", HEAT_PIXELS)
+    first = page.locator(".jcnb-axis-input").nth(0)
+    first.fill("99")
+    first.press("Enter")
+    page.wait_for_selector(".jcnb-axis-input.jcnb-bad")
+    assert page.text_content(".jcnb-index-message") == "axis 0: 99 is out of range: 0 to 1"
+    assert page.get_attribute(".jcnb-root", "data-heatmap") == "ready"
+    assert page.eval_on_selector("canvas.jcnb-heat", HEAT_PIXELS) == after
+    page.eval_on_selector(".jcnb-heat-box", "d => d.scrollIntoView({block: 'center'})")
+    screenshot(page, "capture_view_index_refused")
+    first.fill("1")
+    first.press("Enter")
+    page.wait_for_selector(".jcnb-axis-input.jcnb-bad", state="detached")
+    assert page.text_content(".jcnb-index-message") == ""
+    page.wait_for_selector(".jcnb-root[data-heatmap=ready]", timeout=60_000)
+
+    # Hovering the heatmap reads out the element's full index and its value.
+    page.hover("canvas.jcnb-heat", position={"x": 2, "y": 2})
+    page.wait_for_function(
+        "() => document.querySelector('.jcnb-root .jcnb-tooltip').textContent.startsWith('[1, 5, 0, 0]')"
+    )
+    assert "value " in page.text_content(".jcnb-root .jcnb-tooltip")
+    page.mouse.move(0, 0)
+
+    # Diverging colours centred at zero: another picture, a symmetric range.
+    sequential = page.eval_on_selector("canvas.jcnb-heat", HEAT_PIXELS)
+    page.check(".jcnb-diverging input")
+    page.wait_for_selector("canvas.jcnb-heat[data-map=diverging]", timeout=60_000)
+    page.wait_for_selector(".jcnb-root[data-heatmap=ready]")
+    assert page.eval_on_selector("canvas.jcnb-heat", HEAT_PIXELS) != sequential
+    lo, hi = map(float, page.get_attribute("canvas.jcnb-colour-bar", "data-range").split())
+    assert lo == -hi and hi > 0
+    page.eval_on_selector(".jcnb-heat-box", "d => d.scrollIntoView({block: 'center'})")
+    screenshot(page, "capture_view_diverging")
+    page.uncheck(".jcnb-diverging input")
+    page.wait_for_selector("canvas.jcnb-heat[data-map=sequential]", timeout=60_000)
+
+
+def test_arrow_keys_move_through_rows_and_enter_opens_one(net):
+    page = net
+    page.fill(".jcnb-filter", "")
+    page.click(row_of(page, "features"))
+    page.wait_for_selector(".jcnb-root[data-heatmap=ready]", timeout=60_000)
+    assert page.evaluate("() => document.activeElement.classList.contains('jcnb-scroller')")
+    features = page.get_attribute(".jcnb-root", "data-selected")
+    active_cell = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+    cell_before = page.evaluate(active_cell)
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    cursor = page.get_attribute(".jcnb-root", "data-cursor")
+    assert page.text_content(".jcnb-cursor .jcnb-name") == "log_logits"
+    assert page.get_attribute(".jcnb-root", "data-selected") == features  # moving is not opening
+    page.keyboard.press("ArrowUp")
+    assert page.text_content(".jcnb-cursor .jcnb-name").startswith("<img")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f".jcnb-root[data-selected='{cursor}']")
+    assert "log_logits" in page.text_content(".jcnb-detail-title")
+    # JupyterLab did not take the keys: the notebook's active cell stays.
+    assert page.evaluate(active_cell) == cell_before
+    screenshot(page, "capture_view_keyboard")
+
+
+def test_filtering_out_the_selected_row_clears_the_details(net):
+    page = net
+    select(page, "features")
     page.fill(".jcnb-filter", "^head")
     page.wait_for_selector(".jcnb-root[data-visible-rows='1']")
     assert page.eval_on_selector_all(".jcnb-body-row", "rows => rows.length") == 1
-    screenshot(page, "capture_view_filtered")
+    page.wait_for_selector(".jcnb-detail .jcnb-hint", state="visible")
+    assert page.get_attribute(".jcnb-root", "data-selected") is None
+    assert not page.is_visible(".jcnb-detail-body")
+    # Labels match as well as the recorded names.
+    page.fill(".jcnb-filter", "model output")
+    page.wait_for_selector(".jcnb-root[data-visible-rows='1']")
     # Text that is not a regular expression is matched as it is, and the box says so.
     page.fill(".jcnb-filter", "head(")
     page.wait_for_selector(".jcnb-root[data-visible-rows='0']")
     assert "plain text" in page.get_attribute(".jcnb-filter.jcnb-bad", "title")
+    page.fill(".jcnb-filter", "")
+    page.wait_for_selector(".jcnb-root[data-visible-rows='8']")
+    # Sorting by mean puts the largest first; NaN means sort last.
+    page.click(".jcnb-head span[data-key=mean]")
+    first = page.eval_on_selector(".jcnb-body-row[style*='top: 24px']", "r => r.children[1].textContent")
+    assert first not in ("log_logits", "all_nan")
+    page.click(".jcnb-head span[data-key=path]")
+
+
+@pytest.mark.parametrize("theme", [LIGHT, DARK])
+def test_readable_in_light_and_dark(net, theme):
+    page = net
+    try:
+        page.fill(".jcnb-filter", "")
+        select(page, "masked_logits")
+        page.wait_for_selector("canvas.jcnb-heat[data-drawn=true]")
+        before = page.eval_on_selector("canvas.jcnb-hist", HEAT_PIXELS)
+        set_theme(page, theme)
+        if theme == DARK:  # the canvases are drawn again in the theme's colours
+            page.wait_for_function(
+                f"() => ({HEAT_PIXELS})(document.querySelector('canvas.jcnb-hist')) !== {before}"
+            )
+        page.eval_on_selector(".jcnb-root", "r => r.scrollIntoView({block: 'start'})")
+        assert low_contrast_text(page, ".jcnb-root") == []
+        name = "light" if theme == LIGHT else "dark"
+        screenshot(page, f"capture_view_{name}")
+    finally:
+        if theme != LIGHT:
+            set_theme(page, LIGHT)
+
+
+def test_at_900_px_the_table_scrolls_sideways_and_cut_cells_have_titles(net):
+    page = net
+    size = page.viewport_size
+    try:
+        page.set_viewport_size({"width": 900, "height": 900})
+        page.fill(".jcnb-filter", "")
+        page.wait_for_selector(".jcnb-root[data-visible-rows='8']")
+        widths = page.eval_on_selector(".jcnb-scroller", "s => [s.scrollWidth, s.clientWidth]")
+        assert widths[0] > widths[1], widths
+        # Every cell whose text is cut carries all of it in its title.
+        cut = page.eval_on_selector_all(
+            ".jcnb-root .jcnb-cell",
+            "cells => cells.filter(c => c.scrollWidth > c.clientWidth).map(c => [c.textContent, c.title])",
+        )
+        assert cut, "nothing is cut at 900 px: the test checks nothing"
+        assert all(title and text.split(" = ")[0] in title for text, title in cut), cut
+        # The histogram narrows to the output: its -Inf bar is in view.
+        select(page, "masked_logits")
+        fits = page.eval_on_selector(
+            ".jcnb-detail",
+            """d => d.querySelector('canvas.jcnb-hist').getBoundingClientRect().right
+                <= d.getBoundingClientRect().right + 1""",
+        )
+        assert fits
+        page.eval_on_selector(".jcnb-root", "r => r.scrollIntoView({block: 'start'})")
+        screenshot(page, "capture_view_900px")
+        # The last column can be scrolled into view.
+        page.eval_on_selector(".jcnb-scroller", "s => { s.scrollLeft = s.scrollWidth; }")
+        reachable = page.eval_on_selector(
+            ".jcnb-scroller",
+            """s => {
+                const last = s.querySelector('.jcnb-head span[data-key=hist]').getBoundingClientRect();
+                const box = s.getBoundingClientRect();
+                return last.right <= box.right + 1 && last.left >= box.left;
+            }""",
+        )
+        assert reachable
+        # The names stay at the left edge while the numbers scroll under them.
+        name = page.eval_on_selector(
+            ".jcnb-scroller",
+            "s => s.querySelector('.jcnb-body-row .jcnb-name').getBoundingClientRect().left - s.getBoundingClientRect().left",
+        )
+        assert 0 <= name <= 2
+        screenshot(page, "capture_view_900px_scrolled")
+    finally:
+        page.eval_on_selector(".jcnb-scroller", "s => { s.scrollLeft = 0; }")
+        page.set_viewport_size(size)
 
 
 def test_a_thousand_sites_render_only_the_visible_rows(open_notebook):
@@ -111,7 +396,7 @@ def test_the_widget_works_in_notebook_7(notebook7, browser):
         page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
         view = page.wait_for_selector(".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000)
         view.scroll_into_view_if_needed()
-        assert len(page.query_selector_all(".jcnb-body-row")) == 6
+        assert len(page.query_selector_all(".jcnb-body-row")) == 8
         page.click(".jcnb-body-row:has-text('features')")
         page.wait_for_selector("canvas.jcnb-hist[data-drawn=true]")
         assert not blank_canvas(page, "canvas.jcnb-hist")
@@ -149,7 +434,7 @@ def test_tuple_outputs_show_as_leaf_rows_and_masked_logits_draw_their_mask(open_
     view = page.wait_for_selector(".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000)
     view.scroll_into_view_if_needed()
     names = page.eval_on_selector_all(".jcnb-body-row", "rows => rows.map(r => r.children[1].textContent)")
-    assert names == ["__call__", "masked_logits", "__call__[1]"]
+    assert names == ["(output)", "masked_logits", "model output[1]"]
     # Statistics near the float32 limit are finite, and no cell reads inf or nan.
     cells = page.eval_on_selector(
         ".jcnb-body-row:has(span:text-is('masked_logits'))", "r => [...r.children].map(c => c.textContent)"
