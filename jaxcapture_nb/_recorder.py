@@ -121,6 +121,12 @@ class Recorder:
         Nothing to list ahead here: records keep the order values arrive in.
         """
 
+    def call_returned(self) -> None:
+        """Called on the caller's thread once a call has handed over all its values.
+
+        Nothing to do here: records are read when the capture ends.
+        """
+
     def add_row(
         self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int
     ) -> None:

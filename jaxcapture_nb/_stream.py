@@ -248,6 +248,8 @@ class Stream:
         self._scalars_queued: list[tuple[str, int, Any]] = []  # (name, step, value)
         self._selected: dict[Any, list[tuple[int, str]]] = {}  # update()'s leaves per tree structure
         self._arrived: list[tuple[SiteSeries, int, int, Any]] = []  # (series, step, order, value)
+        # Called on the training loop's thread after each call that handed over rows.
+        self.after_call: list[Callable[[], None]] = []
 
     # -- the recorder interface a backend uses -------------------------------------
 
@@ -302,6 +304,11 @@ class Stream:
         Rows exist only for sites that ``include`` accepted when they were sowed.
         """
         self._ingest(*_site(path, var_type, name), _Row(row, *layout), order=order, sampled=sampled)
+
+    def call_returned(self) -> None:
+        """Called on the training loop's thread once a call has handed over all its rows."""
+        for listener in self.after_call:
+            listener()
 
     def skip(self, path: tuple[Any, ...], var_type: Any, name: str) -> None:
         """Counts a value of a site that a compiled step did not summarize, a step not recorded.

@@ -13,6 +13,9 @@ and the summaries sit in one ``lax.cond`` on it: N-1 calls in N skip them
 on the device and send zeros, which the host counts without reading. The
 loop never waits: ten times a second, a background thread fetches the rows
 of the steps the device has finished and refreshes the :class:`LiveView`.
+Hosts that do not show widget updates sent from another thread (Google
+Colab) get the same refresh from the loop's own thread instead, at
+``w.log``/``w.update`` and after each watched call, no more often.
 
 Host callbacks were the other way out, but on the CPU a program with a
 host callback runs synchronously, so the loop could no longer queue the next
@@ -30,7 +33,9 @@ would have to start in the same order), and callbacks reach every process
 
 from __future__ import annotations
 
+import sys
 import threading
+import time
 from typing import Any
 
 from flax import nnx
@@ -43,6 +48,26 @@ from jaxcapture_nb._summary import DEFAULT_BINS
 
 # The view's refresh period: at most ten updates a second.
 PUBLISH_SECONDS = 0.1
+
+PUBLISH_MODES = ("auto", "thread", "loop")
+
+
+def publishing_thread(publish: str) -> str:
+    """Which thread sends the view's updates: ``"thread"`` or ``"loop"``.
+
+    ``"auto"`` chooses the loop's own thread where the host does not show
+    widget updates sent from other threads: Google Colab renders none of
+    them until the cell ends.
+
+    Example:
+      >>> publishing_thread("loop"), publishing_thread("thread")
+      ('loop', 'thread')
+    """
+    if publish not in PUBLISH_MODES:
+        raise ValueError(f"publish must be one of {PUBLISH_MODES}, got {publish!r}")
+    if publish == "auto":
+        return "loop" if "google.colab" in sys.modules else "thread"
+    return publish
 
 
 class Watch:
@@ -61,6 +86,7 @@ class Watch:
         bins: int,
         total: int | None,
         display: bool | None,
+        publish: str = "auto",
     ):
         if model is not None and not isinstance(model, nnx.Module):
             raise TypeError(
@@ -74,6 +100,8 @@ class Watch:
         self.total = total
         self.stop_on_nonfinite = stop_on_nonfinite
         self._display = display
+        self.publish_from = publishing_thread(publish)
+        self._published_at = -float("inf")
         self.stream = Stream(bins=bins, include=include, every=every, keep_steps=keep_steps, grads=grads)
         self.view: Any = None
         self._backend: NnxCapture | None = None
@@ -93,14 +121,29 @@ class Watch:
         if self.model is not None:
             self._backend = NnxCapture(self.model, (nnx.Intermediate,), self.stream, methods=self.methods)
             self._backend.install()
-        self._publisher = threading.Thread(target=self._publish, name="jaxcapture-watch", daemon=True)
-        self._publisher.start()
+        if self.publish_from == "thread":
+            self._publisher = threading.Thread(target=self._publish, name="jaxcapture-watch", daemon=True)
+            self._publisher.start()
+        else:
+            self.stream.after_call.append(self._publish_from_loop)
         return self
 
     def _publish(self) -> None:
         while not self._stop.wait(PUBLISH_SECONDS):
             self.stream.settle(wait=False)
             self.view.publish()
+
+    def _publish_from_loop(self) -> None:
+        """Refreshes the view from the loop's thread, at most every PUBLISH_SECONDS.
+
+        Only rows the device has finished are read, so the loop never waits.
+        """
+        now = time.perf_counter()
+        if now - self._published_at < PUBLISH_SECONDS:
+            return
+        self._published_at = now
+        self.stream.settle(wait=False)
+        self.view.publish()
 
     def log(self, step: int | None = None, **scalars: Any) -> None:
         """Records scalars such as the loss, without waiting for the device.
@@ -115,6 +158,8 @@ class Watch:
             value has held a NaN or Inf.
         """
         self.stream.log(self.stream.steps_seen - 1 if step is None else step, scalars)
+        if self.publish_from == "loop":
+            self._publish_from_loop()
         self._check()
 
     def update(self, step: int, summaries: Any) -> None:
@@ -129,6 +174,8 @@ class Watch:
           NonFiniteError: as for :meth:`log`.
         """
         self.stream.update(step, summaries)
+        if self.publish_from == "loop":
+            self._publish_from_loop()
         self._check()
 
     def _check(self) -> None:
@@ -147,7 +194,10 @@ class Watch:
             if self._backend is not None:
                 self._backend.uninstall()  # waits for callbacks still in flight
         finally:
-            self._publisher.join()
+            if self._publisher is not None:
+                self._publisher.join()
+            else:
+                self.stream.after_call.remove(self._publish_from_loop)
             self.stream.settle()
             self.view.publish(final=True)
             if self._handle is not None:
@@ -172,6 +222,7 @@ def watch(
     bins: int = DEFAULT_BINS,
     total: int | None = None,
     display: bool | None = None,
+    publish: str = "auto",
 ) -> Watch:
     """Shows a live view of what ``model`` sows while a training loop runs.
 
@@ -213,6 +264,12 @@ def watch(
         kernel, or marimo) and there only on process 0 of a
         ``jax.distributed`` run, whose processes all record the same rows.
         In a plain ``python`` process nothing is shown or printed.
+      publish: which thread sends the view's updates, ten times a second
+        at most: ``"thread"``, a background thread, so the view moves even
+        while a long step runs; ``"loop"``, the training loop's own thread,
+        at ``w.log``/``w.update`` and after each watched call, for hosts
+        that do not show updates sent from other threads; or ``"auto"``
+        (the default): ``"loop"`` in Google Colab, ``"thread"`` elsewhere.
 
     Returns:
       A :class:`Watch`; ``w.view`` is the widget, ``w.stream`` the history.
@@ -228,4 +285,5 @@ def watch(
         bins=bins,
         total=total,
         display=display,
+        publish=publish,
     )

@@ -1,6 +1,9 @@
 """watch(): streaming summaries out of an unchanged nnx.jit step."""
 
+import sys
+import threading
 import time
+import types
 
 import jax
 import jax.numpy as jnp
@@ -535,3 +538,47 @@ def test_device_work_starts_on_the_loops_thread_and_the_background_thread_only_f
     assert act.size == raw.size == 20
     assert row(raw, 19, "max") == pytest.approx(float((x * 19).max()), rel=1e-6)
     assert w.stream.scalars["loss"].size == 20
+
+
+def published_while_running(setup, publish, seconds=0.5):
+    """Trains for a while under watch(publish=...); the view's update counts seen inside the block."""
+    model, optimizer, x, y = setup
+    step = make_step([])
+    with watch(model, display=False, publish=publish) as w:
+        threads = {t.name for t in threading.enumerate()}
+        jax.block_until_ready(step(model, optimizer, x, y))  # compiled before the clock starts
+        start, k = time.perf_counter(), 1
+        while time.perf_counter() - start < seconds:
+            loss = step(model, optimizer, x, y)
+            w.log(step=k, loss=loss)
+            k += 1
+        jax.block_until_ready(loss)
+        w.log(step=k, loss=loss)  # after the throttle period: sends the finished rows
+        time.sleep(PUBLISH_SECONDS)
+        step(model, optimizer, x, y)
+        step(model, optimizer, x, y)  # the call after one returns publishes its rows
+        inside = (w.view._update["seq"], w.view._progress["seen"])
+    return threads, inside, k
+
+
+def test_loop_publishing_sends_updates_from_the_loops_thread_without_a_background_thread(setup):
+    threads, (seq, seen), steps = published_while_running(setup, "loop")
+    assert "jaxcapture-watch" not in threads
+    # Several throttled updates went out while the loop ran, and they hold its steps.
+    assert seq >= 3 and seen >= steps
+
+
+def test_auto_publishing_uses_the_loop_in_colab_and_a_thread_elsewhere(monkeypatch):
+    from jaxcapture_nb._watch import publishing_thread
+
+    assert publishing_thread("auto") == "thread"
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    assert publishing_thread("auto") == "loop"
+    assert publishing_thread("thread") == "thread"  # the user can force either
+    with pytest.raises(ValueError, match="publish must be one of"):
+        publishing_thread("browser")
+
+
+def test_thread_publishing_runs_its_background_thread(setup):
+    threads, (seq, _), _ = published_while_running(setup, "thread", seconds=0.3)
+    assert "jaxcapture-watch" in threads and seq >= 2

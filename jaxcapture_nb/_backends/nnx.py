@@ -583,6 +583,7 @@ class NnxCapture:
             self._returned = False
             self._taken.clear()
             self._call += 1
+            self.recorder.call_returned()
         if self._deferred and not flax_internals.tracing():
             self._deferred = []  # left by a trace that raised before handing its sinks on
         if sink.counter is not None and self._step_returned:
