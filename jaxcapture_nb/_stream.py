@@ -551,6 +551,22 @@ def _site(path: tuple[Any, ...], var_type: Any, name: str) -> tuple[Any, str, st
     return (path, kind, name), site_label(path, name), kind
 
 
+# What a site's kind reads as in the live view: ``perturb`` is how Flax
+# marks a value whose gradient it can record, so a perturbed value is an
+# activation there, and its gradient is a gradient.
+KIND_LABELS = {"Perturbation": "activation", "Gradient": "gradient"}
+
+
+def kind_label(kind: str) -> str:
+    """The word the live view shows for a site's kind (the Variable type it was recorded as).
+
+    Example:
+      >>> kind_label("Perturbation"), kind_label("Gradient"), kind_label("Intermediate")
+      ('activation', 'gradient', 'Intermediate')
+    """
+    return KIND_LABELS.get(kind, kind)
+
+
 def _flag_name(series: SiteSeries) -> str:
     # A value and its gradient share a path; say which one it was.
     return series.label if series.kind in ("Intermediate", "Summary") else f"{series.label} ({series.kind})"

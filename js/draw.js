@@ -96,6 +96,32 @@ function countScale(top, r0, r1, log) {
 }
 
 /**
+ * A logarithmic map from positive values to pixels, with ticks at powers of
+ * ten (every other one when there are too many; 2 and 5 times them when the
+ * range spans less than a decade).
+ * @param {number} d0 @param {number} d1 @param {number} r0 @param {number} r1
+ */
+function logScale(d0, d1, r0, r1) {
+  const inner = linearScale(Math.log10(d0), Math.log10(d1), r0, r1);
+  const f = (/** @type {number} */ v) => inner(Math.log10(v));
+  f.invert = (/** @type {number} */ p) => 10 ** inner.invert(p);
+  f.ticks = (/** @type {number} */ count = 5) => {
+    const ticks = [];
+    for (let e = Math.floor(Math.log10(d0)); e <= Math.ceil(Math.log10(d1)); e++) {
+      for (const m of [1, 2, 5]) {
+        const v = m * 10 ** e;
+        if (v >= d0 * (1 - 1e-9) && v <= d1 * (1 + 1e-9)) ticks.push(Number(v.toPrecision(6)));
+      }
+    }
+    const decades = ticks.filter((v) => Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9);
+    const every = Math.ceil(decades.length / Math.max(1, count));
+    if (decades.length >= 2) return decades.filter((_, i) => (decades.length - 1 - i) % every === 0);
+    return ticks.length ? ticks : [d0, d1];
+  };
+  return f;
+}
+
+/**
  * The plot area inside a canvas of size w x hgt, leaving room for the axes.
  * @param {number} w @param {number} hgt
  * @param {{left?: number, right?: number, top?: number, bottom?: number}} [margin]

@@ -190,3 +190,58 @@ def test_every_heatmap_request_is_answered_even_when_nothing_changes():
     view._heatmap_request = 3  # a site without a heatmap answers too
     view._selected = 99
     assert view._heatmap_answered == 3
+
+
+# -- LiveView ------------------------------------------------------------------
+
+
+class Perturbed(nnx.Module):
+    """A value recorded through ``perturb`` (and its gradient), and a sowed one."""
+
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(4, 4, rngs=rngs)
+
+    def __call__(self, x, t):
+        h = jnp.where(t >= 2, jnp.nan, self.linear(x) * 3.0**t)  # non-finite from step 2 on
+        h = self.perturb("h", h)
+        self.sow(nnx.Intermediate, "act", h)
+        return h.sum()
+
+
+def watched_perturbed_run(steps=4):
+    from jaxcapture_nb import watch
+
+    model = Perturbed(nnx.Rngs(0))
+    grad = nnx.jit(nnx.grad(lambda m, x, t: m(x, t)))
+    with watch(model, grads=True, display=False) as w:
+        for t in range(steps):
+            grad(model, jnp.ones((2, 4)), jnp.float32(t))
+    return w
+
+
+def test_live_view_names_perturbed_values_activations_and_their_gradients_gradients():
+    w = watched_perturbed_run()
+    kinds = [(site["label"], site["kind"]) for site in w.view._sites]
+    assert sorted(kinds) == [("act", "Intermediate"), ("h", "activation"), ("h", "gradient")]
+    assert "Perturbation" not in str(w.view._sites)
+
+
+def test_live_view_points_at_the_site_and_step_of_the_first_nonfinite_value():
+    w = watched_perturbed_run()
+    progress = w.view._progress
+    assert progress["nonfinite"]["step"] == 2
+    site = w.view._sites[progress["nonfinite_site"]]
+    # The perturbed value is computed first in the step, so it is flagged first.
+    assert (site["label"], site["kind"]) == ("h", "activation")
+    series = list(w.stream.series.values())[progress["nonfinite_site"]]
+    assert series.steps[: series.size].tolist() == [0, 1, 2, 3]
+
+
+def test_live_view_before_any_step_has_no_sites_rows_or_rate():
+    from jaxcapture_nb._stream import Stream
+    from jaxcapture_nb._widgets.live_view import LiveView
+
+    view = LiveView(Stream(bins=16, include=None, every=1, keep_steps=8, grads=False))
+    view.publish()
+    assert view._sites == [] and view._progress["recorded"] == 0
+    assert not view._progress["rate"] and view._progress["nonfinite_site"] is None

@@ -20,7 +20,7 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from jaxcapture_nb._stream import PERCENTILES, STAT_COLUMNS, Stream
+from jaxcapture_nb._stream import PERCENTILES, STAT_COLUMNS, Stream, _flag_name, kind_label
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.live_static import live_html, live_text
 from jaxcapture_nb._widgets.static import with_fallback
@@ -104,7 +104,7 @@ class LiveView(anywidget.AnyWidget):
             return
         with self.hold_sync():
             if len(sites) != len(self._sites):
-                self._sites = [{"label": s.label, "kind": s.kind} for _, s in sites]
+                self._sites = [{"label": s.label, "kind": kind_label(s.kind)} for _, s in sites]
             if len(scalars) != len(self._scalar_names):
                 self._scalar_names = [s.label for _, s in scalars]
             self._update = _update_message(self._update["seq"] + 1, base, blocks, scalar_blocks)
@@ -134,6 +134,8 @@ class LiveView(anywidget.AnyWidget):
         eta = (self.total - seen) / rate if self.total and rate and seen < self.total else None
         found = self.stream.first_nonfinite
         return {
+            # Which of ``_sites`` it is, so the view opens that one.
+            "nonfinite_site": self._site_index(found[0]) if found else None,
             "seen": seen,
             "recorded": max((s.size for s in self.stream.series.values()), default=0),
             "rate": round(rate, 1),
@@ -142,6 +144,11 @@ class LiveView(anywidget.AnyWidget):
             "nonfinite": None if found is None else {"site": found[0], "step": found[1]},
             "done": final,
         }
+
+    def _site_index(self, name: str) -> int | None:
+        """The index in ``_sites`` of the site that ``Stream.first_nonfinite`` names."""
+        names = [_flag_name(s) for s in self.stream.series.values()]
+        return names.index(name) if name in names else None
 
     def __repr__(self) -> str:
         return live_text(self.stream)
