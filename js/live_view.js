@@ -425,7 +425,10 @@ function render({ model, el }) {
         if (!hist[i]) continue;
         const [from, to] = binRange(s, k, i);
         const y0 = y(to);
-        ctx.globalAlpha = 0.08 + 0.92 * shade(hist[i]);
+        // Linear counts shade by their square root: a spike (ReLU's zeros)
+        // would otherwise wash the rest of the column out.
+        const share = shade(hist[i]);
+        ctx.globalAlpha = 0.08 + 0.92 * (log ? share : Math.sqrt(share));
         ctx.fillRect(left, y0, Math.max(right - left, 1), Math.max(y(from) - y0, 1));
       }
     }
