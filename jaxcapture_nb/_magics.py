@@ -1,8 +1,10 @@
 """%%capture_intermediates: a cell magic that is a thin layer over capture().
 
-The magic runs the cell's code itself rather than through a nested
-``run_cell``, so an exception leaves the magic and the cell counts as failed
-for IPython, nbclient, papermill and nbval alike.
+The magic runs the cell's code itself, as ``%%time`` does, rather than through
+a nested ``run_cell``, so an exception leaves the magic and the cell counts as
+failed for IPython, nbclient, papermill and nbval alike. The code is compiled
+under the running cell's own name, so a traceback reads ``Cell In[7], line 3``
+like any failing cell's, and shows the cell's frames only.
 """
 
 from __future__ import annotations
@@ -10,11 +12,16 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import dataclasses
 import functools
+import linecache
+import sys
+import types
 from typing import Any
 
 from flax import linen as nn
 from flax import nnx
+from IPython.core.displayhook import DisplayHook
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
@@ -87,16 +94,86 @@ def _models(expressions: list[str], namespace: dict[str, Any]) -> dict[str, Any]
     return models
 
 
-def _run(shell: Any, cell: str, namespace: dict[str, Any]) -> None:
-    """Runs a cell's code like IPython would: the last expression is displayed."""
-    tree = ast.parse(cell, mode="exec")
-    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    filename = shell.compile.cache(cell) if hasattr(shell.compile, "cache") else "<cell>"
-    exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - the user's own cell
-    if last is not None:
-        value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
-        if value is not None:
-            shell.displayhook(value)
+@dataclasses.dataclass(frozen=True)
+class _Cell:
+    """A cell's code, compiled: its statements, and its last expression if it ends in one."""
+
+    body: types.CodeType
+    last: types.CodeType | None
+
+
+def _compile(shell: Any, line: str, cell: str) -> _Cell:
+    """Compiles the cell's code the way IPython compiles a cell.
+
+    As in ``%%time``, the code is transformed first (so ``%magics`` and
+    ``!commands`` work in it) and compiled by the shell's compiler. It is
+    compiled under the running cell's own name, so tracebacks name it
+    ``Cell In[7]``, and with the magic's line as line 1, so their line numbers
+    (and the debugger's) are the ones the notebook shows.
+    """
+    code = shell.transform_cell(cell)
+    source = f"%%capture_intermediates {line}\n{code}"
+    filename = _running_cell(shell)
+    if filename is None:  # called from Python rather than from a cell
+        filename = shell.compile.cache(source, shell.execution_count)
+    else:
+        # As IPython's CachingCompiler.cache does; the cell's own entry held
+        # only the one-line call of this magic.
+        lines = [text + "\n" for text in source.splitlines()]
+        linecache.cache[filename] = (len(source), None, lines, filename)
+    tree = shell.transform_ast(shell.compile.ast_parse("\n" + code, filename=filename))
+    # IPython's check for a closing ";" reads the cell as it ran: this magic's call.
+    shown = (
+        tree.body
+        and isinstance(tree.body[-1], ast.Expr)
+        and not DisplayHook.semicolon_at_end_of_expression(code)
+    )
+    last = tree.body.pop() if shown else None
+    return _Cell(
+        body=shell.compile(tree, filename, "exec"),
+        last=None if last is None else shell.compile(ast.Expression(last.value), filename, "eval"),
+    )
+
+
+def _running_cell(shell: Any) -> str | None:
+    """The name IPython compiled the running cell under, from the cell's frame on the stack."""
+    is_cell = getattr(shell.compile, "format_code_name", None)  # IPython 8 and later
+    frame = sys._getframe(1)
+    while frame is not None and is_cell is not None:
+        code = frame.f_code
+        if code.co_name == "<module>" and is_cell(code.co_filename) is not None:
+            return code.co_filename
+        frame = frame.f_back
+    return None
+
+
+def _run(shell: Any, cell: _Cell, namespace: dict[str, Any]) -> None:
+    """Runs a compiled cell like IPython would: the last expression is displayed."""
+    try:
+        exec(cell.body, namespace)  # noqa: S102 - the user's own cell
+        if cell.last is not None:
+            shell.displayhook(eval(cell.last, namespace))  # noqa: S307
+    except (Exception, KeyboardInterrupt) as e:
+        _show_from_the_cell(shell, e, e.__traceback__.tb_next)
+        raise
+
+
+def _show_from_the_cell(shell: Any, error: BaseException, traceback: types.TracebackType | None) -> None:
+    """Makes IPython show ``error``'s traceback from the cell's code on.
+
+    The error leaves the magic, so the cell fails, and IPython would show the
+    magic's frames above the cell's. IPython asks an exception for its own
+    traceback through ``_render_traceback_`` (the hook ipyparallel's remote
+    errors use), so the error carries the one that starts at the cell.
+    """
+    if hasattr(error, "_render_traceback_"):
+        return
+
+    def render() -> list[str]:
+        return shell.InteractiveTB.structured_traceback(type(error), error, traceback, tb_offset=0)
+
+    with contextlib.suppress(AttributeError, TypeError):  # an exception type that refuses attributes
+        error._render_traceback_ = render
 
 
 def _parse_mode(text: str) -> Any:
@@ -205,11 +282,12 @@ class CaptureMagics(Magics):
         var_types = _variable_types(args.types, namespace)
         models = _models(args.models, namespace)
         views = _views(models, args.mode, named=bool(args.models)) if args.mode is not None else {}
+        code = _compile(self.shell, line, cell)
         with _bound(namespace, views):
-            self._capture_or_stream(args, cell, {**models, **views}, var_types)
+            self._capture_or_stream(args, code, {**models, **views}, var_types)
 
     def _capture_or_stream(
-        self, args: Any, cell: str, models: dict[str, Any], var_types: tuple[type, ...]
+        self, args: Any, cell: _Cell, models: dict[str, Any], var_types: tuple[type, ...]
     ) -> None:
         if args.stream:
             self._stream(args, cell, models)
@@ -235,7 +313,7 @@ class CaptureMagics(Magics):
                 for cap in captures.values():
                     display(cap.show())
 
-    def _stream(self, args: Any, cell: str, models: dict[str, Any]) -> None:
+    def _stream(self, args: Any, cell: _Cell, models: dict[str, Any]) -> None:
         if args.keep != "all" or args.types:
             raise UsageError(
                 "--stream records summaries of sowed Intermediate values; drop --keep and --types"
@@ -260,7 +338,7 @@ class CaptureMagics(Magics):
         )
         self._run_inside(watches, cell, args.out)
 
-    def _run_inside(self, contexts: dict[str, Any], cell: str, out: str) -> None:
+    def _run_inside(self, contexts: dict[str, Any], cell: _Cell, out: str) -> None:
         """Runs the cell inside every context; binds them to ``out`` even if it raises."""
         try:
             with contextlib.ExitStack() as stack:

@@ -96,6 +96,41 @@ def test_a_failing_cell_fails_keeps_the_partial_capture_and_leaves_the_model_cle
     assert not has_captures(namespace["model"])
 
 
+@pytest.mark.parametrize("options", ["", "--stream"])
+def test_a_failing_cell_shows_its_own_frames_under_its_execution_count(ipython, namespace, capsys, options):
+    number = ipython.execution_count
+    cell = (
+        f"%%capture_intermediates model --no-display {options}\n"
+        "model(x)\n"
+        "def fail():\n"
+        "    raise ValueError('boom')\n"
+        "fail()"
+    )
+    result = ipython.run_cell(cell, store_history=True)  # as a notebook runs its cells
+    shown = capsys.readouterr().out
+    assert not result.success and isinstance(result.error_in_exec, ValueError)
+    assert "_magics.py" not in shown and "run_cell_magic" not in shown
+    # The cell's frames only, numbered as the notebook shows the cell: the magic's line is line 1.
+    assert shown.count("Cell In[") == 2
+    assert f"Cell In[{number}], line 5" in shown and f"Cell In[{number}], line 4, in fail()" in shown
+    assert "----> 5 fail()" in shown and shown.count("ValueError: boom") == 1
+
+
+def test_a_cell_with_a_syntax_error_fails_before_anything_runs(ipython, namespace, capsys):
+    number = ipython.execution_count
+    result = ipython.run_cell("%%capture_intermediates model\nran.append(1)\n)", store_history=True)
+    assert not result.success and isinstance(result.error_in_exec, SyntaxError)
+    assert f"Cell In[{number}], line 3" in capsys.readouterr().out
+    assert namespace["ran"] == [] and "_capture" not in namespace
+
+
+def test_ipython_syntax_and_a_closing_semicolon_work_in_the_cell(ipython, namespace, capsys):
+    assert ipython.run_cell("%%capture_intermediates model --no-display\n%time y = model(x)").success
+    assert len(namespace["_capture"].records) == 2 and "Wall time" in capsys.readouterr().out
+    assert ipython.run_cell("%%capture_intermediates model --no-display\nmodel(x).shape;").success
+    assert "(2, 10)" not in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
