@@ -457,7 +457,7 @@ class Stream:
         """Notes a site that held a NaN or Inf, keeping the earliest step and, within it, site."""
         if self._first_nonfinite_at is None or (step, order) < self._first_nonfinite_at:
             self._first_nonfinite_at = (step, order)
-            self.first_nonfinite = (_flag_name(series), step)
+            self.first_nonfinite = (flag_name(series), step)
 
     def _record_arrived(self, wait: bool) -> None:
         with self.lock:
@@ -567,6 +567,8 @@ def kind_label(kind: str) -> str:
     return KIND_LABELS.get(kind, kind)
 
 
-def _flag_name(series: SiteSeries) -> str:
-    # A value and its gradient share a path; say which one it was.
-    return series.label if series.kind in ("Intermediate", "Summary") else f"{series.label} ({series.kind})"
+def flag_name(series: SiteSeries) -> str:
+    """How the first-NaN flag names a site: a value and its gradient share a path, so say which."""
+    if series.kind in ("Intermediate", "Summary"):
+        return series.label
+    return f"{series.label} ({kind_label(series.kind)})"

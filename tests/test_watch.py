@@ -361,7 +361,7 @@ def test_with_grads_the_first_site_traced_is_flagged_whichever_callback_runs_fir
     (value,), (act,), (grad,) = orders["Perturbation"], orders["Intermediate"], orders["Gradient"]
     assert value < act < grad
     # All three hold a NaN at step 2; the perturbed value was traced first.
-    assert w.stream.first_nonfinite == ("h (Perturbation)", 2)
+    assert w.stream.first_nonfinite == ("h (activation)", 2)
 
 
 def test_scanned_layers_stream_one_stacked_row_per_step():

@@ -20,7 +20,7 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from jaxcapture_nb._stream import PERCENTILES, STAT_COLUMNS, Stream, _flag_name, kind_label
+from jaxcapture_nb._stream import PERCENTILES, STAT_COLUMNS, Stream, flag_name, kind_label
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.live_static import live_html, live_text
 from jaxcapture_nb._widgets.static import with_fallback
@@ -147,7 +147,7 @@ class LiveView(anywidget.AnyWidget):
 
     def _site_index(self, name: str) -> int | None:
         """The index in ``_sites`` of the site that ``Stream.first_nonfinite`` names."""
-        names = [_flag_name(s) for s in self.stream.series.values()]
+        names = [flag_name(s) for s in self.stream.series.values()]
         return names.index(name) if name in names else None
 
     def __repr__(self) -> str:
