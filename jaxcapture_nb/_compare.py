@@ -298,8 +298,10 @@ def compare_modes(
       model: an NNX module, or a Linen module.
       *args: the inputs (for Linen: ``variables`` first, then the inputs).
       modes: presets (``"train"``, ``"eval"``) or dicts of view options, or
-        a dict of label to mode; two or more. The first is the reference the
-        shift scores are measured against.
+        a dict of label to mode, where a mode may also be a view of the
+        model made elsewhere (``{"as is": {}, "panel": panel.model}``); two
+        or more. The first is the reference the shift scores are measured
+        against.
       call: ``call(view)`` runs the model instead of ``view(*args, **kwargs)``
         (e.g. ``lambda m: m.encode(x)``); NNX only.
       update_stats: keep what the runs changed in the model's state, run after
@@ -371,7 +373,8 @@ class _NnxRunner:
         return self.run
 
     def run(self, mode: Mode, include: Any, bins: int) -> tuple[Capture, Any]:
-        view = with_mode(self.model, mode)
+        # A module given as a mode is a ready view of the model (a ModePanel's, say).
+        view = mode if isinstance(mode, nnx.Module) else with_mode(self.model, mode)
         if not self.update_stats:
             nnx.update(self.model, self.before)
         with capture(view, methods=True, include=include, bins=bins) as cap:

@@ -62,12 +62,15 @@ function parse(kind, text) {
   return text;
 }
 
+/** Traits the status line, code box and comparison note are drawn from. */
+const STATUS_TRAITS = ["_busy", "_can_compare", "_error", "_code", "_revision", "_compared", "_stale"];
+
 /** @param {string} path */
 const pathText = (path) => (path === "" ? "(root)" : path);
 
 /** @param {{ model: any, el: HTMLElement }} ctx */
 function render({ model, el }) {
-  const root = h("div", "jcnb-modes");
+  const root = h("div", "jcnb-modes jcnb-themed");
   const toolbar = h("div", "jcnb-modes-toolbar");
   /** @type {Record<string, HTMLButtonElement>} */
   const buttons = {};
@@ -75,7 +78,7 @@ function render({ model, el }) {
     ["train", "Train", "What Module.train() sets: deterministic=False, use_running_average=False"],
     ["eval", "Eval", "What Module.eval() sets: deterministic=True, use_running_average=True"],
     ["reset", "Reset", "Clear every value set here: the model's own modes"],
-    ["compare", "Compare", "Run the compare function on the current view"],
+    ["compare", "Compare", "Compare the current view with the model as it is"],
   ]) {
     const button = /** @type {HTMLButtonElement} */ (h("button", "jcnb-modes-action", label));
     button.type = "button";
@@ -94,7 +97,9 @@ function render({ model, el }) {
   codeBox.append(h("div", "jcnb-modes-label", "panel.model, in Flax:"), code);
   const error = h("div", "jcnb-modes-error");
   error.setAttribute("role", "alert");
-  root.append(toolbar, note, cards, error, codeBox);
+  // What the comparison below the panel compares, and whether the switches moved since.
+  const compared = h("div", "jcnb-modes-compared");
+  root.append(toolbar, note, cards, error, codeBox, compared);
   el.appendChild(root);
 
   /** Each control's refresh from `_values`. @type {Array<(values: Values) => void>} */
@@ -227,13 +232,23 @@ function render({ model, el }) {
     buttons.compare.disabled = busy || !model.get("_can_compare");
     buttons.compare.textContent = busy ? "Comparing…" : "Compare";
     buttons.compare.title = model.get("_can_compare")
-      ? "Run the compare function on the current view"
-      : "Register a compare function: mode_panel(model, compare=fn)";
+      ? "Compare the current view with the model as it is"
+      : "Give the inputs to compare on: mode_panel(model, inputs=(x,))";
     const message = model.get("_error") || "";
     error.textContent = message;
     error.hidden = message === "";
     code.textContent = model.get("_code") || "";
     codeBox.hidden = code.textContent === "";
+    const what = model.get("_compared") || "";
+    const stale = Boolean(what) && Boolean(model.get("_stale"));
+    compared.textContent = stale
+      ? `Stale: the switches changed since the comparison below (${what}). Press Compare again.`
+      : what
+        ? `The comparison below: ${what}.`
+        : "";
+    compared.hidden = !what;
+    compared.classList.toggle("jcnb-modes-stale", stale);
+    root.dataset.stale = String(stale);
     root.dataset.revision = String(model.get("_revision"));
   }
 
@@ -242,7 +257,7 @@ function render({ model, el }) {
   model.on("change:_groups", build);
   model.on("change:_linen", build);
   model.on("change:_values", refresh);
-  for (const name of ["_busy", "_can_compare", "_error", "_code", "_revision"]) model.on(`change:${name}`, status);
+  for (const name of STATUS_TRAITS) model.on(`change:${name}`, status);
   root.dataset.ready = "true";
   el.classList.add("jcnb-ready");
 
@@ -250,7 +265,7 @@ function render({ model, el }) {
     model.off("change:_groups", build);
     model.off("change:_linen", build);
     model.off("change:_values", refresh);
-    for (const name of ["_busy", "_can_compare", "_error", "_code", "_revision"]) model.off(`change:${name}`, status);
+    for (const name of STATUS_TRAITS) model.off(`change:${name}`, status);
   };
 }
 

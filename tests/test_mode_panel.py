@@ -122,7 +122,7 @@ def test_preset_keeps_other_values_and_python_preset_matches_the_message(model):
         panel.preset("testing")
 
 
-def test_decode_without_cache_sizes_shows_an_error_and_keeps_the_last_valid_view(model):
+def test_decode_without_cache_sizes_is_refused_and_the_switches_go_back_to_the_view(model):
     panel = mode_panel(model)
     from_browser(panel, {"Dropout": {"deterministic": True}})
     before, code = panel.model, panel._controls._code
@@ -131,8 +131,10 @@ def test_decode_without_cache_sizes_shows_an_error_and_keeps_the_last_valid_view
     assert panel._controls._error == panel.error and panel._controls._revision == 2
     assert panel.model is before and panel._controls._code == code
     assert panel.settings == {"Dropout": {"deterministic": True}}
-    # The panel keeps showing what the user chose, so the sizes can be typed next.
-    assert panel._controls._values["MultiHeadAttention"] == {"decode": True}
+    # The controls show what panel.model is: decode goes back off, and the
+    # message says what it needs and that nothing changed.
+    assert panel._controls._values == {"Dropout": {"deterministic": True}}
+    assert panel.error.startswith("not applied: ") and "panel.model as it still is" in panel.error
     assert not model.attention.decode and model.attention.cached_key is None
 
 
@@ -152,10 +154,10 @@ def test_decode_with_cache_sizes_from_the_browser_gives_a_view_that_decodes(mode
     assert model.attention.cached_key is None and not model.attention.decode
 
 
-def test_set_completes_a_choice_made_in_the_browser_and_raises_on_bad_input(model):
+def test_set_merges_into_the_settings_and_raises_on_bad_input(model):
     panel = mode_panel(model)
-    from_browser(panel, {"MultiHeadAttention": {"decode": True}})
-    panel.set("MultiHeadAttention", batch_size=1, max_length=3)
+    from_browser(panel, {"MultiHeadAttention": {"batch_size": 1}})  # valid alone: decode is off
+    panel.set("MultiHeadAttention", decode=True, max_length=3)
     assert panel.error == "" and panel.model.attention.cached_key.shape == (1, 3, 2, 4)
     revision = panel._controls._revision
     for args, options, match in [
@@ -248,7 +250,7 @@ def test_an_exception_in_compare_goes_to_the_error_box(model):
     # A mode error and a compare error show together; fixing the mode keeps the other.
     from_browser(panel, {"MultiHeadAttention": {"decode": True}})
     assert panel.error.count("\n") == 1
-    from_browser(panel, {})
+    from_browser(panel, {"Dropout": {"deterministic": True}})
     assert panel.error.startswith("compare failed")
     # From Python, the exception is raised with its traceback.
     with pytest.raises(RuntimeError, match="no inputs"):
@@ -323,7 +325,7 @@ def test_saved_notebooks_get_a_deterministic_text_and_a_script_free_table(model)
     page = data["text/html"]
     assert "<script" not in page and "<b>True</b> (set)" in page and "only=nnx.Dropout" in page
     from_browser(panel, {"MultiHeadAttention": {"decode": True}})
-    assert str(panel).splitlines()[-1].startswith("error: decode=True needs a cache")
+    assert str(panel).splitlines()[-1].startswith("error: not applied: decode=True needs a cache")
     assert "batch_size= and max_length=" in panel._repr_mimebundle_()[0]["text/html"]
 
 
@@ -344,3 +346,34 @@ def test_two_classes_with_one_name_get_a_card_each():
     assert names == ["flax.nnx.nn.stochastic.Dropout", f"{__name__}.Dropout"]
     from_browser(panel, {names[1]: {"deterministic": True}})
     assert panel.model.layers[1].deterministic and not panel.model.layers[0].deterministic
+
+
+def test_compare_with_inputs_puts_the_current_view_against_the_model_and_goes_stale(model, x):
+    from jaxcapture_nb import CompareView
+
+    panel = mode_panel(model, inputs=(x,))
+    assert panel._controls._can_compare and panel._controls._compared == ""
+    panel.set("Dropout", deterministic=True)
+    message(panel, "compare")
+    label = "current view (Dropout.deterministic=True)"
+    assert panel.error == "" and isinstance(panel.children[1], CompareView)
+    assert panel.comparison.modes == ["model as it is", label]
+    assert panel._controls._compared == f"model as it is against {label}" and not panel._controls._stale
+    # The comparison really is of the view: dropout is on in the model, off in the view.
+    shift = {s.site: s.shift for s in panel.comparison.sites}
+    assert shift["dropout.__call__"] > 0.05
+    # Changing a switch marks the comparison shown as stale; going back clears it.
+    from_browser(panel, {"Dropout": {"deterministic": False}})
+    assert panel._controls._stale
+    from_browser(panel, {"Dropout": {"deterministic": True}})
+    assert not panel._controls._stale
+    # A refused change leaves the view, and so the comparison, as they were.
+    from_browser(panel, {"Dropout": {"deterministic": True}, "MultiHeadAttention": {"decode": True}})
+    assert panel.error and not panel._controls._stale
+    message(panel, "reset")
+    assert panel._controls._stale and panel.view_label() == "current view (nothing set)"
+
+
+def test_compare_takes_inputs_or_a_function_not_both(model, x):
+    with pytest.raises(TypeError, match="compare= or inputs="):
+        mode_panel(model, inputs=(x,), compare=lambda view: None)

@@ -4,9 +4,9 @@ The panel lists what :func:`~jaxcapture_nb.view_options` finds, one card per
 module class. The browser only edits the chosen values; the kernel checks
 them, builds the view with :func:`~jaxcapture_nb.with_mode` one class at a
 time from the untouched model, and sends back the equivalent Flax code. A
-combination Flax cannot take is shown in the panel, and the previous view
-stays, so a half-made choice (``decode`` on, cache sizes not typed yet) never
-breaks ``panel.model``.
+combination Flax cannot take is refused with a message saying what it
+needs, and the switches go back to what ``panel.model`` is: the controls
+always show the view the kernel holds.
 """
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ class _ModeControls(anywidget.AnyWidget):
     _code = t.Unicode("").tag(sync=True)
     _revision = t.Int(0).tag(sync=True)  # bumped each time the kernel has applied _values
     _can_compare = t.Bool(False).tag(sync=True)
+    _compared = t.Unicode("").tag(sync=True)  # what the comparison shown compares ("" before one)
+    _stale = t.Bool(False).tag(sync=True)  # the settings changed since that comparison
     _busy = t.Bool(False).tag(sync=True)
     _linen = t.Unicode("").tag(sync=True)
 
@@ -121,18 +123,32 @@ class ModePanel(ipywidgets.VBox):
     """Train/eval switches for an NNX model, and what switching them changes.
 
     Made by :func:`mode_panel`. Its first child holds the switches; after a
-    comparison has run, the second shows the comparison's widget.
+    comparison has run, the second shows the comparison's widget, marked
+    stale once the settings change.
 
     Attributes:
       original: the model, never changed by the panel.
       comparison: what the compare function last returned (None before).
     """
 
-    def __init__(self, model: Any, *, compare: Callable[[Any], Any] | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        model: Any,
+        *,
+        compare: Callable[[Any], Any] | None = None,
+        inputs: tuple[Any, ...] | None = None,
+        **kwargs: Any,
+    ):
+        if compare is not None and inputs is not None:
+            raise TypeError(
+                "give compare= or inputs=, not both: inputs= compares the view with the model as it is"
+            )
         self.original = model
         self._linen = _LINEN_NOTE.format(name=type(model).__name__) if isinstance(model, nn.Module) else ""
         self.comparison: Any = None
         self._compare_fn: Callable[[Any], Any] | None = None
+        self._compare_labels = False  # whether the compare function is the panel's own, view against model
+        self._compared_settings: dict[str, dict[str, Any]] | None = None
         self._settings: dict[str, dict[str, Any]] = {}
         self._mode_error = self._compare_error = ""
         self._quiet = False
@@ -152,6 +168,9 @@ class ModePanel(ipywidgets.VBox):
         super().__init__(children=(controls,), **kwargs)
         if compare is not None:
             self.on_compare(compare)
+        if inputs is not None:
+            self.on_compare(self._against_the_model(tuple(inputs)))
+            self._compare_labels = True
 
     @property
     def model(self) -> Any:
@@ -200,10 +219,37 @@ class ModePanel(ipywidgets.VBox):
     def on_compare(self, fn: Callable[[Any], Any]) -> None:
         """Registers ``fn(view) -> result`` for the Compare button; ``result.show()`` is displayed.
 
-        Typically ``lambda m: compare_modes(m, x)``.
+        ``mode_panel(model, inputs=(x,))`` registers the usual one: the
+        current view against the model as it is, on ``x``.
         """
         self._compare_fn = fn
+        self._compare_labels = False
         self._controls._can_compare = True
+
+    def view_label(self) -> str:
+        """How comparisons name the current view: ``current view (Dropout.deterministic=True)``.
+
+        Example:
+          >>> from flax import nnx
+          >>> panel = mode_panel(nnx.Sequential(nnx.Dropout(0.5, rngs=nnx.Rngs(0))))
+          >>> panel.view_label()
+          'current view (nothing set)'
+          >>> panel.set("Dropout", deterministic=True)
+          >>> panel.view_label()
+          'current view (Dropout.deterministic=True)'
+        """
+        chosen = [f"{c}.{k}={v!r}" for c, options in self._settings.items() for k, v in options.items()]
+        return f"current view ({', '.join(chosen) or 'nothing set'})"
+
+    def _against_the_model(self, inputs: tuple[Any, ...]) -> Callable[[Any], Any]:
+        from jaxcapture_nb._compare import compare_modes
+
+        def compare(view: Any) -> Any:
+            return compare_modes(
+                self.original, *inputs, modes={"model as it is": {}, self.view_label(): view}
+            )
+
+        return compare
 
     def compare(self) -> Any:
         """Runs the compare function on the current view and shows its result; errors are raised."""
@@ -222,12 +268,20 @@ class ModePanel(ipywidgets.VBox):
             self._shown.close()
         self._shown = None if widget is result else widget
         self.comparison = result
+        self._compared_settings = self.settings
+        with controls.hold_sync():
+            controls._compared = (
+                f"model as it is against {self.view_label()}"
+                if self._compare_labels
+                else f"your compare function on {self.view_label()}"
+            )
+            controls._stale = False
         self.children = (controls, widget)
         return result
 
     def _shown_values(self) -> dict[str, dict[str, Any]]:
-        """A copy of the values the panel shows (which may not have made a view yet)."""
-        return {c: dict(o) for c, o in self._controls._values.items() if isinstance(o, Mapping)}
+        """A copy of the values the panel shows: those behind ``model``."""
+        return {c: dict(o) for c, o in self._settings.items()}
 
     def _preset_values(self, name: str) -> dict[str, dict[str, Any]]:
         if name == "reset":
@@ -286,18 +340,25 @@ class ModePanel(ipywidgets.VBox):
         except ModeError as e:
             if strict:
                 raise
-            self._mode_error = str(e)
+            self._mode_error = (
+                f"not applied: {str(e).rstrip('.')}. The switches show panel.model as it still is."
+            )
         else:
             self._settings, self._view, self._mode_error = settings, view, ""
         controls = self._controls
         with controls.hold_sync():
             self._quiet = True  # this write is the kernel's own, not a new choice to apply
             try:
-                controls._values = _without_unset(values) if isinstance(values, Mapping) else {}
+                # What panel.model is, also after a refused change: the
+                # browser redraws every control from it.
+                controls._values = _as_json(self._settings)
             finally:
                 self._quiet = False
             controls._code = self._code_text()
             controls._error = self._error_text()
+            controls._stale = (
+                self._compared_settings is not None and self._compared_settings != self._settings
+            )
             controls._revision += 1
 
     def _on_values(self, change: dict[str, Any]) -> None:
@@ -367,16 +428,9 @@ class ModePanel(ipywidgets.VBox):
         )
 
 
-def _without_unset(values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` without cleared options (None) and empty classes, other values as they came."""
-    kept = {}
-    for name, chosen in values.items():
-        options = (
-            {k: v for k, v in chosen.items() if v is not None} if isinstance(chosen, Mapping) else chosen
-        )
-        if options:
-            kept[name] = options
-    return kept
+def _as_json(settings: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Settings as the browser holds them: JSON, so shapes are lists."""
+    return {c: {k: list(v) if isinstance(v, tuple) else v for k, v in o.items()} for c, o in settings.items()}
 
 
 def _cache_lines(group: ModuleOptions, chosen: Mapping[str, Any], model: nnx.Module) -> list[str]:
@@ -396,21 +450,26 @@ def _cache_lines(group: ModuleOptions, chosen: Mapping[str, Any], model: nnx.Mod
     ]
 
 
-def mode_panel(model: Any, *, compare: Callable[[Any], Any] | None = None) -> ModePanel:
+def mode_panel(
+    model: Any, *, inputs: tuple[Any, ...] | None = None, compare: Callable[[Any], Any] | None = None
+) -> ModePanel:
     """Switches for every train/eval option of an NNX model; ``panel.model`` is the view they make.
 
     Each module class offering options (see :func:`~jaxcapture_nb.view_options`)
     gets a card: a switch per boolean, a text field per other option, with the
     docs Flax gives. Presets set what ``Module.train()``/``eval()`` would. The
-    panel shows the Flax code of the current view, and an invalid combination
-    in its error box. The model itself is never changed: views share its
-    Variables.
+    panel shows the Flax code of the current view; a combination the model
+    cannot take is refused, and its error box says what it needs. The model
+    itself is never changed: views share its Variables.
 
     Args:
       model: an NNX module (a Linen module gets a note: its modes are call
         arguments).
-      compare: ``compare(view) -> result`` run by the Compare button, e.g.
-        ``lambda m: compare_modes(m, x)``; ``result.show()`` is shown below.
+      inputs: the inputs the Compare button runs the model on: it compares
+        the current view with the model as it is (see
+        :func:`~jaxcapture_nb.compare_modes`), shown below the panel.
+      compare: instead of ``inputs``, your own ``compare(view) -> result``
+        for the Compare button; ``result.show()`` is shown below.
 
     Returns:
       The :class:`ModePanel` widget.
@@ -431,4 +490,4 @@ def mode_panel(model: Any, *, compare: Callable[[Any], Any] | None = None) -> Mo
       <BLANKLINE>
       view = nnx.view(model, only=nnx.Dropout, deterministic=True)
     """
-    return ModePanel(model, compare=compare)
+    return ModePanel(model, compare=compare, inputs=inputs)

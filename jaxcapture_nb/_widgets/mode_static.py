@@ -55,16 +55,20 @@ def panel_html(title: str, note: str, rows: list[OptionRow], code: str, error: s
     heading = f"<div><b>{esc(title)}</b></div>"
     if note:
         return f'<div class="jcnb-modes-static">{heading}<p>{esc(note)}</p></div>'
+    # Notebook front ends right-align table cells and centre tables in
+    # rendered HTML: every cell and the code say left explicitly.
+    cell = '<td style="text-align:left;padding:1px 12px 1px 0">'
     cells = "".join(
-        f"<tr><td>{esc(r.cls)}</td><td>{esc(r.option)}</td>"
-        f"<td>{'<b>' + esc(r.value) + '</b> (set)' if r.set_here else esc(r.value)}</td>"
-        f"<td>{esc(r.via)}</td></tr>"
+        f"<tr>{cell}{esc(r.cls)}</td>{cell}{esc(r.option)}</td>"
+        f"{cell}{'<b>' + esc(r.value) + '</b> (set)' if r.set_here else esc(r.value)}</td>"
+        f"{cell}{esc(r.via)}</td></tr>"
         for r in rows
     )
     header = "".join(f'<th style="text-align:left;padding-right:12px">{c}</th>' for c in _COLUMNS)
     error_box = f'<div style="color:#900;background:#fde8e8;padding:4px">{esc(error)}</div>' if error else ""
     return (
-        f'<div class="jcnb-modes-static" style="font-family:monospace;font-size:12px">{heading}'
-        f'<table style="border-collapse:collapse"><thead><tr>{header}</tr></thead><tbody>{cells}</tbody></table>'
-        f"<pre>{esc(code)}</pre>{error_box}</div>"
+        f'<div class="jcnb-modes-static" style="font-family:monospace;font-size:12px;text-align:left">{heading}'
+        f'<table style="border-collapse:collapse;margin:0">'
+        f"<thead><tr>{header}</tr></thead><tbody>{cells}</tbody></table>"
+        f'<pre style="text-align:left;margin:6px 0;padding:0;white-space:pre-wrap">{esc(code)}</pre>{error_box}</div>'
     )

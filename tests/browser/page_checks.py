@@ -90,7 +90,9 @@ _CONTRAST_JS = """
   let checked = 0;
   for (const el of [root, ...root.querySelectorAll('*')]) {
     const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
-    const field = (el.tagName === 'INPUT' && el.value) || el.tagName === 'SELECT';
+    // Fields that show their value as text (a checkbox's value "on" shows nothing).
+    const typed = ['text', 'number', 'search', 'email', 'url', 'tel'].includes(el.type);
+    const field = (el.tagName === 'INPUT' && typed && el.value) || el.tagName === 'SELECT';
     if (!own && !field) continue;
     if (!el.getClientRects().length || getComputedStyle(el).visibility === 'hidden') continue;
     const bg = backdrop(el);

@@ -1,7 +1,7 @@
 """The mode panel and the mode comparison in a real JupyterLab and Chromium."""
 
 from lab import run_in_kernel
-from page_checks import blank_canvas, screenshot
+from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, screenshot, set_theme
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -23,7 +23,7 @@ x = jax.random.normal(jax.random.key(1), (16, 3, 4))
 """
 
 PANEL = """
-panel = mode_panel(model, compare=lambda view: compare_modes(view, x))
+panel = mode_panel(model, inputs=(x,))
 panel
 """
 
@@ -61,26 +61,32 @@ def test_toggles_change_the_kernels_view_and_the_comparison_renders_sorted(open_
     )
     assert seen.split() == ["True", "False", "True"]
 
-    # An invalid combination shows in the panel; the kernel keeps the last valid view.
-    toggle_and_wait(page, switch("MultiHeadAttention", "decode"))
+    # An invalid combination is refused: the message says what it needs, and
+    # the switch goes back to what panel.model is.
+    decode = switch("MultiHeadAttention", "decode")
+    toggle_and_wait(page, decode)
     error = page.wait_for_selector(".jcnb-modes-error:not([hidden])")
-    assert "batch_size" in error.text_content()
+    assert "not applied" in error.text_content() and "batch_size" in error.text_content()
+    assert page.get_attribute(decode, "data-state") == "off" and not page.is_checked(decode)
     assert run_in_kernel(page, "print(bool(panel.error), panel.model.attention.decode)").split() == [
         "True",
         "False",
     ]
+    assert "decode" not in page.text_content(".jcnb-modes-code")
     screenshot(page, "mode_panel_error")
-    before = revision(page)
-    page.click("button.jcnb-modes-clear[data-class='MultiHeadAttention'][data-option='decode']")
-    page.wait_for_function(f"() => Number(document.querySelector('{ROOT}').dataset.revision) > {before}")
-    page.wait_for_selector(".jcnb-modes-error[hidden]", state="attached")
 
-    # The compare action runs the registered function and shows its result, largest shift first.
+    # Compare puts the current view against the model as it is, labelled.
     compare = "button.jcnb-modes-action[data-action=compare]"
-    assert page.get_attribute(compare, "title") == "Run the compare function on the current view"
+    assert page.get_attribute(compare, "title") == "Compare the current view with the model as it is"
     page.click(compare)
     view = page.wait_for_selector(".jcnb-compare.jcnb-ready", timeout=120_000)
     view.scroll_into_view_if_needed()
+    note = page.text_content(".jcnb-modes-compared")
+    assert note == "The comparison below: model as it is against current view (Dropout.deterministic=True)."
+    assert run_in_kernel(page, "print(*panel.comparison.modes, sep='|')").strip() == (
+        "model as it is|current view (Dropout.deterministic=True)"
+    )
+    assert page.get_attribute(ROOT, "data-stale") == "false"
     assert page.text_content(".jcnb-cmp-note").startswith("shift: earth mover's distance")
     screenshot(page, "compare_view_header")
     rows = page.eval_on_selector_all(
@@ -92,10 +98,25 @@ def test_toggles_change_the_kernels_view_and_the_comparison_renders_sorted(open_
     assert shifts == sorted(shifts, reverse=True) and shifts[0] > 0
     assert dict(rows)["linear.__call__"] == 0  # nothing before it depends on the mode
 
+    assert dict(rows)["dropout.__call__"] > 0  # the one switch set
+
     page.click(".jcnb-compare [data-site]")
     page.wait_for_selector(".jcnb-compare canvas[data-drawn='1']").scroll_into_view_if_needed()
     assert not blank_canvas(page, ".jcnb-compare canvas[data-drawn='1']")
     screenshot(page, "mode_panel_compared")
-    page.hover(".jcnb-compare canvas[data-drawn='1']")  # the hover read-out of a bin
-    assert "train:" in page.text_content(".jcnb-cmp-tip")
-    screenshot(page, "compare_view_detail")
+
+    # A switch moved after the comparison marks it stale.
+    page.locator(ROOT).scroll_into_view_if_needed()
+    toggle_and_wait(page, switch("BatchNorm", "use_running_average"))
+    assert page.get_attribute(ROOT, "data-stale") == "true"
+    assert page.text_content(".jcnb-modes-compared").startswith("Stale: the switches changed since")
+
+    # Every text of the panel reads at WCAG AA contrast in both themes.
+    try:
+        for theme, name in ((LIGHT, "light"), (DARK, "dark")):
+            set_theme(page, theme)
+            page.locator(ROOT).scroll_into_view_if_needed()
+            assert low_contrast_text(page, ROOT) == [], name
+            screenshot(page, f"mode_panel_{name}")
+    finally:
+        set_theme(page, LIGHT)
