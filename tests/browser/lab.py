@@ -137,3 +137,54 @@ def run_in_kernel(page, code: str) -> str:
         }""",
         code,
     )
+
+
+@contextlib.contextmanager
+def marimo_app(
+    notebook: pathlib.Path, log_dir: pathlib.Path, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Serves a marimo notebook as an app (``marimo run``) on 127.0.0.1; yields its URL.
+
+    Each page that opens the URL gets its own session, which runs every
+    cell. The server runs in ``log_dir`` and writes its log there; ``env``
+    adds environment variables for the notebook.
+    """
+    port = _free_port()
+    env = dict(os.environ, JAX_PLATFORMS="cpu", **(env or {}))
+    log = open(log_dir / "marimo.log", "w")  # noqa: SIM115 - closed below
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "marimo",
+            "run",
+            str(notebook),
+            "--headless",
+            "--host=127.0.0.1",
+            f"--port={port}",
+            "--no-token",
+            "--no-sandbox",
+        ],
+        env=env,
+        cwd=log_dir,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/health", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        "marimo run did not start:\n" + (log_dir / "marimo.log").read_text()[-3000:]
+                    ) from None
+                time.sleep(0.2)  # polling a server that is starting, not waiting on a widget
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
