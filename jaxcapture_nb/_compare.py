@@ -27,7 +27,7 @@ from flax import nnx
 from jaxcapture_nb._capture import Capture, capture
 from jaxcapture_nb._float32 import magnitude_bits, scale_exponent, scaled
 from jaxcapture_nb._modes import Mode, mode_label, with_mode
-from jaxcapture_nb._records import Record, _type_name, flat_stats, number_text
+from jaxcapture_nb._records import Record, _type_name, flat_stats, number_text, site_label
 from jaxcapture_nb._summary import DEFAULT_BINS, _edges, _histogram
 
 # Statistics shown side by side, in this order (shared with js/compare_view.js).
@@ -45,6 +45,9 @@ class SiteComparison:
     Attributes:
       site: the dotted path and name, e.g. ``"bn.__call__"``; with ``#k``
         appended for the k-th call when a site is called more than once.
+        Filters and ``include`` patterns match this.
+      label: how views name the site, e.g. ``"bn (output)"`` (see
+        :func:`~jaxcapture_nb._records.site_label`), with ``(call k)``.
       var_type: the record type's name, e.g. ``"Intermediate"``.
       shapes: the value's shape in each mode (None where the mode did not
         reach the site).
@@ -58,6 +61,7 @@ class SiteComparison:
     """
 
     site: str
+    label: str
     var_type: str
     shapes: list[tuple[int, ...] | None]
     stats: np.ndarray
@@ -78,8 +82,8 @@ class Comparison:
 
     Attributes:
       modes: the mode labels, in the order given (the first is the reference).
-      settings: what each mode set: a preset name or a dict of options (for
-        Linen, the call arguments).
+      settings: what each mode set: a preset name, a dict of options (for
+        Linen, the call arguments), or a view of the model (an NNX module).
       sites: one :class:`SiteComparison` per site, largest shift first.
       captures: the :class:`~jaxcapture_nb.Capture` of each mode's run, by label.
       outputs: what each mode's call returned, by label.
@@ -195,6 +199,12 @@ def _site_name(key: tuple[Any, ...], calls: int) -> str:
     return f"{label}#{call}" if calls > 1 else label
 
 
+def _site_label(key: tuple[Any, ...], calls: int) -> str:
+    path, name, _, call = key
+    label = site_label(path, name)
+    return f"{label} (call {call})" if calls > 1 else label
+
+
 def _has_stats(record: Record | None) -> bool:
     return record is not None and record.summary is not None and record.summary.reason is None
 
@@ -223,6 +233,7 @@ def _compare_site(
         hists = full
     return SiteComparison(
         site=_site_name(key, calls),
+        label=_site_label(key, calls),
         var_type=key[2],
         shapes=[r.shape if r is not None else None for r in found],
         stats=stats,

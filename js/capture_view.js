@@ -47,18 +47,8 @@ const COLUMNS = [
 const SPARK = { width: 80, height: 18 };
 const TABLE_MIN_WIDTH = COLUMNS.reduce((sum, c) => sum + Number((c.width.match(/(\d+)px/) || [0, 0])[1]), 0);
 
-/** The CSS colour of an [r, g, b] triple. @param {number[]} rgb */
-const css = (rgb) => `rgb(${rgb.join(",")})`;
-
 /** "(2,64,128)" for a shape, "" for a value that is not an array. @param {Site} s */
 const shapeText = (s) => (s.shape ? `(${s.shape.join(",")})` : "");
-
-/** English ordinal: 1st, 2nd, 3rd, 4th, 11th. @param {number} n */
-function ordinal(n) {
-  const tens = n % 100;
-  const suffix = tens >= 11 && tens <= 13 ? "th" : ["th", "st", "nd", "rd"][n % 10] || "th";
-  return `${n}${suffix}`;
-}
 
 /** A count with thousands separators. @param {number} n */
 const countText = (n) => Math.round(n).toLocaleString("en-US");
@@ -422,7 +412,7 @@ function render({ model, el }) {
     if (kinds.length) {
       histCanvas.dataset.nonfinite = kinds.map((k) => `${k.label}:${k.count}`).join(" ");
       histKey.append(h("span", "", "Outside the value axis:"));
-      for (const k of kinds) histKey.append(keyItem(css(k.rgb), `${countText(k.count)} ${k.label}`));
+      for (const k of kinds) histKey.append(keyItem(rgbText(k.rgb), `${countText(k.count)} ${k.label}`));
     }
   }
 
@@ -447,7 +437,7 @@ function render({ model, el }) {
     return kinds.map((kind, j) => {
       const x = start + j * (NONFINITE_BAR.width + NONFINITE_BAR.gap);
       const top = Math.min(y(kind.count), base - 1);
-      ctx.fillStyle = css(kind.rgb);
+      ctx.fillStyle = rgbText(kind.rgb);
       ctx.fillRect(x, top, NONFINITE_BAR.width, base - top);
       ctx.fillStyle = theme.fg;
       ctx.textBaseline = "bottom";
@@ -605,7 +595,7 @@ function render({ model, el }) {
     const range = model.get("_heatmap_range") || [];
     if (range.length === 2) drawBar(range[0], range[1], map, Math.max(hgt, 80));
     const kinds = nonfiniteKinds(selected);
-    for (const k of kinds) heatKey.append(keyItem(css(k.rgb), k.label));
+    for (const k of kinds) heatKey.append(keyItem(rgbText(k.rgb), k.label));
   }
 
   /** The colour bar beside the heatmap, with its value range. */

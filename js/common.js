@@ -67,3 +67,10 @@ function siteMatcher(filter) {
     return (label) => label.includes(text);
   }
 }
+
+/** English ordinal: 1st, 2nd, 3rd, 4th, 11th. @param {number} n */
+function ordinal(n) {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : ["th", "st", "nd", "rd"][n % 10] || "th";
+  return `${n}${suffix}`;
+}

@@ -248,6 +248,9 @@ const COLOUR_MAPS = {
   diverging: [[33, 102, 172], [103, 169, 207], [247, 247, 247], [239, 138, 98], [178, 24, 43]],
 };
 
+/** The CSS colour of an [r, g, b] triple. @param {number[]} rgb */
+const rgbText = (rgb) => `rgb(${rgb.join(",")})`;
+
 /**
  * The colour of t in [0, 1] on a named colour map, as [r, g, b].
  * @param {"sequential" | "diverging"} name @param {number} t
@@ -270,8 +273,7 @@ function colourAt(name, t) {
  */
 function drawColourBar(ctx, box, name, lo, hi, theme) {
   for (let py = 0; py < box.h; py++) {
-    const [r, g, b] = colourAt(name, 1 - py / Math.max(1, box.h - 1));
-    ctx.fillStyle = `rgb(${r}, ${g}, ${b})`;
+    ctx.fillStyle = rgbText(colourAt(name, 1 - py / Math.max(1, box.h - 1)));
     ctx.fillRect(box.x, box.y + py, box.w, 1);
   }
   ctx.strokeStyle = theme.border;
@@ -320,6 +322,16 @@ class Tooltip {
     const top = event.clientY + 14 + box.height > innerHeight ? event.clientY - 10 - box.height : event.clientY + 14;
     this.node.style.left = `${Math.max(0, left)}px`;
     this.node.style.top = `${Math.max(0, top)}px`;
+    // An ancestor with a transform or CSS containment (JupyterLab's windowed
+    // notebook) places `fixed` boxes against itself, not the window: move the
+    // tooltip by how far it landed from where it was meant to go.
+    const placed = this.node.getBoundingClientRect();
+    const dx = placed.left - Math.max(0, left);
+    const dy = placed.top - Math.max(0, top);
+    if (dx || dy) {
+      this.node.style.left = `${Math.max(0, left) - dx}px`;
+      this.node.style.top = `${Math.max(0, top) - dy}px`;
+    }
   }
 
   hide() {

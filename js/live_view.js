@@ -54,13 +54,6 @@ class Series {
   }
 }
 
-/** "7th", "31st", "93rd": how a percentile is named. @param {number} q */
-function ordinal(q) {
-  const tens = q % 100;
-  const suffix = tens >= 11 && tens <= 13 ? "th" : ["th", "st", "nd", "rd"][q % 10] || "th";
-  return `${q}${suffix}`;
-}
-
 /**
  * TensorBoard's scalar smoothing: an exponential moving average, debiased
  * so the first points are not pulled toward zero. Non-finite values pass
@@ -434,7 +427,9 @@ function render({ model, el }) {
     }
     ctx.globalAlpha = 1;
     drawBands(ctx, s, x, y, theme);
-    const xTicks = stepTicks(...x.domain, 5);
+    // Ticks only at steps between the first and last recorded: the columns'
+    // half-widths at either end are no steps of the run.
+    const xTicks = stepTicks(s.steps[0], s.steps[n - 1], 5);
     const yTicks = y.ticks(5);
     drawAxes(ctx, box, { theme, x, xTicks, y, yTicks });
     if (marks.shown != null) stepLine(ctx, box, x(marks.shown), theme.accent, false);
@@ -922,9 +917,24 @@ function render({ model, el }) {
     el.classList.add("jcnb-ready");
   }
 
+  // A view off the page (an output its host replaced, or a cell a windowed
+  // notebook took out while scrolled away) keeps taking updates but does not
+  // draw them; it draws when it is back on the page, which resizes it.
+  let missed = false;
   const schedule = () => {
+    if (!el.isConnected) {
+      missed = true;
+      return;
+    }
     if (!frame) frame = requestAnimationFrame(draw);
   };
+  const backOnPage = new ResizeObserver(() => {
+    if (missed && el.isConnected) {
+      missed = false;
+      schedule();
+    }
+  });
+  backOnPage.observe(root);
   const onGridClick = (/** @type {MouseEvent} */ event) => {
     const card = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (event.target).closest(".jcnb-live-card"));
     if (!card) return;
@@ -1007,6 +1017,7 @@ function render({ model, el }) {
   draw();
   return () => {
     stopTheme();
+    backOnPage.disconnect();
     tooltip.node.remove();
     model.off("change:_update", receive);
     model.off("change:_progress", schedule);

@@ -1,9 +1,12 @@
 // ModePanel front end: one card per module class with a switch or a text
 // field per view option, presets, a Compare button, the Flax code of the
-// current view and an error box. The browser only edits `_values`; the kernel
-// checks them, builds the view, and answers with `_code`, `_error` and a new
-// `_revision`. Plain ES module, no build step. Every string from user code is
-// set with textContent, never parsed as HTML.
+// current view, an error box and the comparison Compare made. The browser
+// only edits `_values` (and `_against`, what Compare compares with); the
+// kernel checks them, builds the view, and answers with `_values` as the view
+// is (also after refusing a change), `_code`, `_error` and a new `_revision`.
+// The comparison is drawn by compare_draw.js, joined in front of this file,
+// from the `_compare_*` traits. Plain ES module, no build step. Every string
+// from user code is set with textContent, never parsed as HTML.
 
 /**
  * @typedef {{name: string, kind: string, annotation: string, doc: string,
@@ -63,7 +66,14 @@ function parse(kind, text) {
 }
 
 /** Traits the status line, code box and comparison note are drawn from. */
-const STATUS_TRAITS = ["_busy", "_can_compare", "_error", "_code", "_revision", "_compared", "_stale"];
+const STATUS_TRAITS = ["_busy", "_can_compare", "_against", "_error", "_code", "_revision", "_compared", "_stale"];
+
+/** What the Compare button says it compares, by the `_against` choice ("" for the user's function). */
+const COMPARE_TIPS = {
+  model: "Compare the current view with the model as it is",
+  presets: "Compare the current view with the train and eval presets",
+  "": "Run your compare function on the current view",
+};
 
 /** @param {string} path */
 const pathText = (path) => (path === "" ? "(root)" : path);
@@ -78,7 +88,7 @@ function render({ model, el }) {
     ["train", "Train", "What Module.train() sets: deterministic=False, use_running_average=False"],
     ["eval", "Eval", "What Module.eval() sets: deterministic=True, use_running_average=True"],
     ["reset", "Reset", "Clear every value set here: the model's own modes"],
-    ["compare", "Compare", "Compare the current view with the model as it is"],
+    ["compare", "Compare", ""], // its tip says what it compares: see status()
   ]) {
     const button = /** @type {HTMLButtonElement} */ (h("button", "jcnb-modes-action", label));
     button.type = "button";
@@ -88,7 +98,21 @@ function render({ model, el }) {
     buttons[action] = button;
   }
   buttons.compare.classList.add("jcnb-modes-compare");
-  toolbar.append(buttons.train, buttons.eval, buttons.reset, h("span", "jcnb-modes-gap"), buttons.compare);
+  const against = /** @type {HTMLSelectElement} */ (h("select", "jcnb-modes-against"));
+  against.setAttribute("aria-label", "compare the current view with");
+  for (const [value, label] of [
+    ["model", "with the model as it is"],
+    ["presets", "with the train and eval presets"],
+  ]) {
+    const option = /** @type {HTMLOptionElement} */ (h("option", "", label));
+    option.value = value;
+    against.appendChild(option);
+  }
+  against.addEventListener("change", () => {
+    model.set("_against", against.value);
+    model.save_changes();
+  });
+  toolbar.append(buttons.train, buttons.eval, buttons.reset, h("span", "jcnb-modes-gap"), buttons.compare, against);
 
   const note = h("div", "jcnb-modes-note");
   const cards = h("div", "jcnb-modes-cards");
@@ -97,10 +121,15 @@ function render({ model, el }) {
   codeBox.append(h("div", "jcnb-modes-label", "panel.model, in Flax:"), code);
   const error = h("div", "jcnb-modes-error");
   error.setAttribute("role", "alert");
-  // What the comparison below the panel compares, and whether the switches moved since.
+  // The comparison Compare made: what it compares, whether the switches
+  // moved since, and the comparison itself.
+  const comparison = h("div", "jcnb-modes-comparison");
   const compared = h("div", "jcnb-modes-compared");
-  root.append(toolbar, note, cards, error, codeBox, compared);
+  const drawing = h("div", "jcnb-modes-drawing");
+  comparison.append(compared, drawing);
+  root.append(toolbar, note, cards, error, codeBox, comparison);
   el.appendChild(root);
+  const stopComparison = mountComparison(model, drawing, "_compare");
 
   /** Each control's refresh from `_values`. @type {Array<(values: Values) => void>} */
   let updaters = [];
@@ -231,9 +260,12 @@ function render({ model, el }) {
     root.dataset.busy = String(busy);
     buttons.compare.disabled = busy || !model.get("_can_compare");
     buttons.compare.textContent = busy ? "Comparing…" : "Compare";
+    const choice = model.get("_against") || "";
     buttons.compare.title = model.get("_can_compare")
-      ? "Compare the current view with the model as it is"
+      ? COMPARE_TIPS[/** @type {keyof typeof COMPARE_TIPS} */ (choice)] || COMPARE_TIPS[""]
       : "Give the inputs to compare on: mode_panel(model, inputs=(x,))";
+    against.hidden = choice === "";
+    against.value = choice || "model";
     const message = model.get("_error") || "";
     error.textContent = message;
     error.hidden = message === "";
@@ -242,12 +274,12 @@ function render({ model, el }) {
     const what = model.get("_compared") || "";
     const stale = Boolean(what) && Boolean(model.get("_stale"));
     compared.textContent = stale
-      ? `Stale: the switches changed since the comparison below (${what}). Press Compare again.`
-      : what
-        ? `The comparison below: ${what}.`
-        : "";
-    compared.hidden = !what;
+      ? `Stale: the switches or the Compare menu changed since this comparison (${what}). Press Compare again.`
+      : `Compared: ${what}.`;
+    comparison.hidden = !what;
+    drawing.hidden = (model.get("_compare_modes") || []).length === 0;
     compared.classList.toggle("jcnb-modes-stale", stale);
+    comparison.dataset.stale = String(stale);
     root.dataset.stale = String(stale);
     root.dataset.revision = String(model.get("_revision"));
   }
@@ -258,6 +290,7 @@ function render({ model, el }) {
   model.on("change:_linen", build);
   model.on("change:_values", refresh);
   for (const name of STATUS_TRAITS) model.on(`change:${name}`, status);
+  model.on("change:_compare_modes", status);
   root.dataset.ready = "true";
   el.classList.add("jcnb-ready");
 
@@ -266,6 +299,8 @@ function render({ model, el }) {
     model.off("change:_linen", build);
     model.off("change:_values", refresh);
     for (const name of STATUS_TRAITS) model.off(`change:${name}`, status);
+    model.off("change:_compare_modes", status);
+    stopComparison();
   };
 }
 

@@ -49,6 +49,28 @@ def test_sites_are_sorted_by_shift_and_the_mode_dependent_layers_lead(model, x):
     assert 35 < zeros[0] < 65 and zeros[1] < 1
 
 
+def test_views_name_sites_as_the_capture_view_does(model, x):
+    labels = {s.site: s.label for s in compare_modes(model, x).sites}
+    assert labels["dropout.__call__"] == "dropout (output)"
+    assert labels["hidden"] == "hidden"
+    assert labels["__call__"] == "model output"
+
+
+def test_a_site_called_twice_is_named_by_its_call(x):
+    class Twice(nnx.Module):
+        def __init__(self, rngs):
+            self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+        def __call__(self, x):
+            return self.dropout(self.dropout(x))
+
+    sites = compare_modes(Twice(nnx.Rngs(0)), x).sites
+    assert sorted((s.site, s.label) for s in sites if s.site.startswith("dropout")) == [
+        ("dropout.__call__#0", "dropout (output) (call 0)"),
+        ("dropout.__call__#1", "dropout (output) (call 1)"),
+    ]
+
+
 def test_train_runs_leave_batch_statistics_and_rng_counters_as_they_were(model, x):
     before = state_leaves(model)
     compare_modes(model, x, modes=("train", "eval", {"deterministic": False}))

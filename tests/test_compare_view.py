@@ -103,14 +103,19 @@ def test_numbers_travel_as_buffers_sized_by_sites_modes_and_bins(x):
 def test_text_travels_as_json_with_shapes_per_mode(result):
     view = CompareView(result)
     by_name = {s["site"]: s for s in view._sites}
-    assert by_name[NAME] == {"site": NAME, "type": "Intermediate", "shapes": [[16, 8], [16, 8]]}
+    assert by_name[NAME] == {
+        "site": NAME,
+        "label": NAME,
+        "type": "Intermediate",
+        "shapes": [[16, 8], [16, 8]],
+    }
     # Only training reaches this site: eval's shape is missing, and so is its shift.
     assert by_name["train_only"]["shapes"] == [[16, 8], None]
     shifts = np.frombuffer(view._shifts, np.float64).reshape(-1, 2)
     assert np.isnan(shifts[view._sites.index(by_name["train_only"])]).all()
     # No list of numbers travels as JSON beside the shapes.
     for site in view._sites:
-        assert set(site) == {"site", "type", "shapes"}
+        assert set(site) == {"site", "label", "type", "shapes"}
 
 
 def test_the_saved_output_is_text_and_script_free_html(result):

@@ -2,6 +2,7 @@
 
 import json
 
+import anywidget
 import ipywidgets
 import jax
 import jax.numpy as jnp
@@ -23,29 +24,26 @@ def x():
 
 
 class StandIn:
-    """A comparison result as the compare action needs it: something with ``show()``."""
+    """A compare function's result that is not a Comparison."""
 
     def __init__(self, view):
         self.view = view
 
-    def show(self):
-        return ipywidgets.HTML("<b>compared</b>")
-
 
 def from_browser(panel, values):
-    """What the front end does: assign the whole ``_values`` trait."""
-    panel._controls._values = values
+    """What the front end does: send the whole ``_values`` trait, as a comm update."""
+    panel.set_state({"_values": values})
 
 
 def message(panel, action):
     """A custom message as anywidget delivers it from ``model.send({action})``."""
-    panel._controls._handle_custom_msg({"action": action}, [])
+    panel._handle_custom_msg({"action": action}, [])
 
 
 def test_groups_list_every_class_and_option_as_json(model):
     panel = mode_panel(model)
-    assert isinstance(panel, ModePanel) and panel.children == (panel._controls,)
-    groups = {g["name"]: g for g in json.loads(json.dumps(panel._controls._groups))}
+    assert isinstance(panel, ModePanel) and isinstance(panel, anywidget.AnyWidget)
+    groups = {g["name"]: g for g in json.loads(json.dumps(panel._groups))}
     # LayerNorm offers nothing, so it has no card.
     assert list(groups) == ["BatchNorm", "Dropout", "Gate", "MultiHeadAttention", "Scaled"]
     options = {name: {o["name"]: o for o in g["options"]} for name, g in groups.items()}
@@ -66,7 +64,7 @@ def test_groups_list_every_class_and_option_as_json(model):
     assert options["Scaled"]["deterministic"]["via"] == "attribute"
     assert groups["Dropout"]["ref"] == "nnx.Dropout" and groups["Scaled"]["ref"] == "Scaled"
     assert groups["Dropout"]["paths"] == ["dropout"]
-    assert panel._controls._code == "view = nnx.view(model)" and panel.error == ""
+    assert panel._code == "view = nnx.view(model)" and panel.error == ""
 
 
 def test_with_nothing_set_the_model_is_a_view_sharing_the_variables(model):
@@ -79,19 +77,19 @@ def test_with_nothing_set_the_model_is_a_view_sharing_the_variables(model):
 def test_a_switch_from_the_browser_changes_the_view_not_the_model(model, x):
     panel = mode_panel(model)
     from_browser(panel, {"Dropout": {"deterministic": True}})
-    assert panel._controls._revision == 1 and panel.error == ""
+    assert panel._revision == 1 and panel.error == ""
     assert panel.model.dropout.deterministic and not panel.original.dropout.deterministic
     assert panel.model.linear.kernel is panel.original.linear.kernel
     assert panel.model.bn.mean is panel.original.bn.mean
     assert panel.settings == {"Dropout": {"deterministic": True}}
-    assert panel._controls._code == "view = nnx.view(model, only=nnx.Dropout, deterministic=True)"
+    assert panel._code == "view = nnx.view(model, only=nnx.Dropout, deterministic=True)"
     # Dropout alone is deterministic now: two calls agree.
     assert jnp.allclose(panel.model(x), panel.model(x))
 
     # Clearing it (null, as an emptied field sends) goes back to the model's value.
     from_browser(panel, {"Dropout": {"deterministic": None}})
-    assert panel._controls._revision == 2 and panel.settings == {}
-    assert panel._controls._values == {} and not panel.model.dropout.deterministic
+    assert panel._revision == 2 and panel.settings == {}
+    assert panel._values == {} and not panel.model.dropout.deterministic
 
 
 def test_preset_messages_set_train_and_eval_on_every_class_offering_them(model, x):
@@ -104,13 +102,13 @@ def test_preset_messages_set_train_and_eval_on_every_class_offering_them(model, 
         "Scaled": {"deterministic": True},  # a plain attribute, as with_mode(model, "eval") sets it
     }
     assert jnp.allclose(panel.model(x), with_mode(model, "eval")(x))
-    assert panel._controls._values == panel.settings and panel._controls._revision == 1
+    assert panel._values == panel.settings and panel._revision == 1
 
     message(panel, "train")
     assert panel.settings["Dropout"] == {"deterministic": False}
     assert panel.settings["BatchNorm"] == {"use_running_average": False}
     message(panel, "reset")
-    assert panel.settings == {} and panel._controls._values == {} and panel._controls._revision == 3
+    assert panel.settings == {} and panel._values == {} and panel._revision == 3
 
 
 def test_preset_keeps_other_values_and_python_preset_matches_the_message(model):
@@ -125,15 +123,15 @@ def test_preset_keeps_other_values_and_python_preset_matches_the_message(model):
 def test_decode_without_cache_sizes_is_refused_and_the_switches_go_back_to_the_view(model):
     panel = mode_panel(model)
     from_browser(panel, {"Dropout": {"deterministic": True}})
-    before, code = panel.model, panel._controls._code
+    before, code = panel.model, panel._code
     from_browser(panel, {"Dropout": {"deterministic": True}, "MultiHeadAttention": {"decode": True}})
     assert "give batch_size= and max_length=" in panel.error
-    assert panel._controls._error == panel.error and panel._controls._revision == 2
-    assert panel.model is before and panel._controls._code == code
+    assert panel._error == panel.error and panel._revision == 2
+    assert panel.model is before and panel._code == code
     assert panel.settings == {"Dropout": {"deterministic": True}}
     # The controls show what panel.model is: decode goes back off, and the
     # message says what it needs and that nothing changed.
-    assert panel._controls._values == {"Dropout": {"deterministic": True}}
+    assert panel._values == {"Dropout": {"deterministic": True}}
     assert panel.error.startswith("not applied: ") and "panel.model as it still is" in panel.error
     assert not model.attention.decode and model.attention.cached_key is None
 
@@ -159,7 +157,7 @@ def test_set_merges_into_the_settings_and_raises_on_bad_input(model):
     from_browser(panel, {"MultiHeadAttention": {"batch_size": 1}})  # valid alone: decode is off
     panel.set("MultiHeadAttention", decode=True, max_length=3)
     assert panel.error == "" and panel.model.attention.cached_key.shape == (1, 3, 2, 4)
-    revision = panel._controls._revision
+    revision = panel._revision
     for args, options, match in [
         (("Nope",), {"deterministic": True}, "'Nope' is not a module class of this model"),
         (("Dropout",), {"determinstic": True}, "Dropout has no option 'determinstic'"),
@@ -169,7 +167,7 @@ def test_set_merges_into_the_settings_and_raises_on_bad_input(model):
     ]:
         with pytest.raises(ModeError, match=match):
             panel.set(*args, **options)
-    assert panel._controls._revision == revision and panel.error == ""
+    assert panel._revision == revision and panel.error == ""
     assert panel.settings["MultiHeadAttention"]["max_length"] == 3
 
 
@@ -187,7 +185,7 @@ def test_a_plain_attribute_goes_through_with_attributes(model, x):
     panel = mode_panel(model)
     from_browser(panel, {"Scaled": {"deterministic": True}})
     assert panel.model.scaled.deterministic and not model.scaled.deterministic
-    assert panel._controls._code == "view = nnx.with_attributes(model, only=Scaled, deterministic=True)"
+    assert panel._code == "view = nnx.with_attributes(model, only=Scaled, deterministic=True)"
     from_browser(panel, {"Gate": {"closed": True}})  # a set_view with an incomplete docstring
     assert jnp.all(panel.model(x) == 0) and not model.gate.closed
 
@@ -197,7 +195,7 @@ def test_the_code_shown_makes_the_same_view(model, x):
     panel.preset("eval")
     panel.set("Scaled", deterministic=True)
     panel.set("MultiHeadAttention", decode=True, batch_size=2, max_length=4)
-    code = panel._controls._code
+    code = panel._code
     assert code.splitlines() == [
         "view = nnx.view(model, only=nnx.BatchNorm, use_running_average=True)",
         "view = nnx.view(view, only=nnx.Dropout, deterministic=True)",
@@ -213,7 +211,7 @@ def test_the_code_shown_makes_the_same_view(model, x):
     assert jnp.allclose(scope["view"](token), panel.model(token))
 
 
-def test_compare_calls_the_function_with_the_current_view_and_shows_its_widget(model):
+def test_compare_calls_the_function_with_the_current_view_and_keeps_what_it_returns(model):
     calls = []
 
     def compare(view):
@@ -221,19 +219,18 @@ def test_compare_calls_the_function_with_the_current_view_and_shows_its_widget(m
         return StandIn(view)
 
     panel = mode_panel(model)
-    assert not panel._controls._can_compare
+    assert not panel._can_compare
     panel.on_compare(compare)
-    assert panel._controls._can_compare
+    assert panel._can_compare and panel._against == ""  # no menu: the function decides
     panel.preset("eval")
     message(panel, "compare")
     assert calls == [panel.model] and panel.comparison.view is panel.model
-    controls, shown = panel.children
-    assert controls is panel._controls and isinstance(shown, ipywidgets.HTML)
-    assert not panel._controls._busy and panel.error == ""
-
-    message(panel, "compare")  # a second run replaces the first widget
-    assert len(panel.children) == 2 and panel.children[1] is not shown
-    assert shown.comm is None  # closed
+    assert not panel._busy and panel.error == ""
+    # Not a Comparison: nothing to draw, and the panel says where the result is.
+    assert panel._compare_modes == [] and panel._compare_stats == b""
+    assert panel._compared == (
+        "your compare function returned a StandIn, not a Comparison: display panel.comparison to see it"
+    )
 
 
 def test_an_exception_in_compare_goes_to_the_error_box(model):
@@ -246,7 +243,7 @@ def test_an_exception_in_compare_goes_to_the_error_box(model):
         panel.error
         == "compare failed: RuntimeError: no inputs <here> (run panel.compare() for the traceback)"
     )
-    assert panel.children == (panel._controls,) and panel.comparison is None and not panel._controls._busy
+    assert panel._compare_modes == [] and panel.comparison is None and not panel._busy
     # A mode error and a compare error show together; fixing the mode keeps the other.
     from_browser(panel, {"MultiHeadAttention": {"decode": True}})
     assert panel.error.count("\n") == 1
@@ -266,22 +263,30 @@ def test_compare_without_a_function_says_how_to_register_one(model):
 
 
 def test_compare_modes_through_the_panel(model, x):
-    pytest.importorskip("jaxcapture_nb._widgets.compare_view")
     from jaxcapture_nb import CompareView, compare_modes
 
     panel = mode_panel(model, compare=lambda view: compare_modes(view, x, modes=({}, "eval")))
     panel.set("Dropout", deterministic=True)
     message(panel, "compare")
-    assert panel.error == "" and isinstance(panel.children[1], CompareView)
-    assert panel.comparison.modes == ["as is", "eval"]
+    assert panel.error == "" and panel.comparison.modes == ["as is", "eval"]
+    # Drawn in the panel from the same traits a CompareView of it has.
+    shown = CompareView(panel.comparison)
+    assert panel._compare_modes == shown._modes == ["as is", "eval"]
+    for name in ("_sites", "_stats", "_hists", "_ranges", "_shifts", "_bins", "_colours", "_note"):
+        assert getattr(panel, f"_compare{name}") == getattr(shown, name), name
+    assert panel._compared == f"your compare function on {panel.view_label()}"
+    # A function returning the widget is drawn the same.
+    panel.on_compare(lambda view: compare_modes(view, x, modes=({}, "eval")).show())
+    message(panel, "compare")
+    assert isinstance(panel.comparison, CompareView) and panel._compare_modes == ["as is", "eval"]
 
 
 def test_a_linen_module_gets_a_note_and_no_groups():
     module = LinenModeNet()
     panel = mode_panel(module)
-    assert panel._controls._groups == [] and panel.model is module
-    assert "Linen modules have no view options" in panel._controls._linen
-    assert "compare_modes(module, variables, x, modes=" in panel._controls._linen
+    assert panel._groups == [] and panel.model is module
+    assert "Linen modules have no view options" in panel._linen
+    assert "compare_modes(module, variables, x, modes=" in panel._linen
     with pytest.raises(ModeError, match="Linen"):
         panel.set("Dense", train=True)
     message(panel, "reset")
@@ -324,6 +329,9 @@ def test_saved_notebooks_get_a_deterministic_text_and_a_script_free_table(model)
     assert data["text/plain"] == text
     page = data["text/html"]
     assert "<script" not in page and "<b>True</b> (set)" in page and "only=nnx.Dropout" in page
+    # Notebook front ends right-align rendered cells: the table's cells and the code say left.
+    assert page.count('<td style="text-align:left;') == len(text.splitlines()[2:11]) * 4
+    assert '<pre style="text-align:left;' in page and "text-align:left" in page.split("<table")[0]
     from_browser(panel, {"MultiHeadAttention": {"decode": True}})
     assert str(panel).splitlines()[-1].startswith("error: not applied: decode=True needs a cache")
     assert "batch_size= and max_length=" in panel._repr_mimebundle_()[0]["text/html"]
@@ -342,38 +350,123 @@ class Dropout(nnx.Module):
 def test_two_classes_with_one_name_get_a_card_each():
     model = nnx.Sequential(nnx.Dropout(0.5, rngs=nnx.Rngs(0)), Dropout())
     panel = mode_panel(model)
-    names = [g["name"] for g in panel._controls._groups]
+    names = [g["name"] for g in panel._groups]
     assert names == ["flax.nnx.nn.stochastic.Dropout", f"{__name__}.Dropout"]
     from_browser(panel, {names[1]: {"deterministic": True}})
     assert panel.model.layers[1].deterministic and not panel.model.layers[0].deterministic
 
 
 def test_compare_with_inputs_puts_the_current_view_against_the_model_and_goes_stale(model, x):
-    from jaxcapture_nb import CompareView
-
     panel = mode_panel(model, inputs=(x,))
-    assert panel._controls._can_compare and panel._controls._compared == ""
+    assert panel._can_compare and panel._compared == "" and panel.against == "model"
     panel.set("Dropout", deterministic=True)
     message(panel, "compare")
     label = "current view (Dropout.deterministic=True)"
-    assert panel.error == "" and isinstance(panel.children[1], CompareView)
-    assert panel.comparison.modes == ["model as it is", label]
-    assert panel._controls._compared == f"model as it is against {label}" and not panel._controls._stale
+    assert panel.error == "" and panel.comparison.modes == ["model as it is", label]
+    # The panel draws it from its own traits, labelled.
+    assert panel._compare_modes == ["model as it is", label]
+    assert [s["site"] for s in panel._compare_sites] == [s.site for s in panel.comparison.sites]
+    assert panel._compared == f"model as it is against {label}" and not panel._stale
     # The comparison really is of the view: dropout is on in the model, off in the view.
     shift = {s.site: s.shift for s in panel.comparison.sites}
     assert shift["dropout.__call__"] > 0.05
     # Changing a switch marks the comparison shown as stale; going back clears it.
     from_browser(panel, {"Dropout": {"deterministic": False}})
-    assert panel._controls._stale
+    assert panel._stale
     from_browser(panel, {"Dropout": {"deterministic": True}})
-    assert not panel._controls._stale
+    assert not panel._stale
     # A refused change leaves the view, and so the comparison, as they were.
     from_browser(panel, {"Dropout": {"deterministic": True}, "MultiHeadAttention": {"decode": True}})
-    assert panel.error and not panel._controls._stale
+    assert panel.error and not panel._stale
     message(panel, "reset")
-    assert panel._controls._stale and panel.view_label() == "current view (nothing set)"
+    assert panel._stale and panel.view_label() == "current view (nothing set)"
+    # The comparison stays drawn, marked stale, until Compare runs again.
+    assert panel._compare_modes == ["model as it is", label]
+    message(panel, "compare")
+    assert panel._compare_modes == ["model as it is", "current view (nothing set)"] and not panel._stale
+
+
+def test_compare_against_the_presets_labels_each_mode(model, x):
+    panel = mode_panel(model, inputs=(x,), against="presets")
+    panel.set("Dropout", deterministic=True)
+    panel.compare()
+    label = "current view (Dropout.deterministic=True)"
+    assert panel._compare_modes == ["train preset", "eval preset", label]
+    assert panel._compared == f"{label} against the train and eval presets"
+    # Shifts are measured against the train preset; the view turns Dropout off, so it moves there.
+    site = next(s for s in panel.comparison.sites if s.site == "dropout.__call__")
+    assert site.shifts[0] == 0 and site.shifts[2] > 0.05
+    # The menu in the browser switches it, and a comparison of the other kind goes stale.
+    panel.set_state({"_against": "model"})
+    assert panel.against == "model" and panel._stale
+    panel.set_state({"_against": "nonsense"})  # kept as it was
+    assert panel.against == "model"
+    with pytest.raises(ValueError, match="against takes 'model' or 'presets'"):
+        panel.against = "train"
+    with pytest.raises(ValueError, match="not to a compare function"):
+        mode_panel(model, compare=lambda view: None).against = "model"
+
+
+def test_a_refused_change_sends_the_state_back_to_the_browser(model):
+    panel = mode_panel(model)
+    from_browser(panel, {"Dropout": {"deterministic": True}})
+    sent = []
+    panel.comm.send = lambda data=None, buffers=None, **kwargs: sent.append(data)
+    # As the browser sends it: a comm update, handled under the property lock.
+    panel._handle_msg(
+        {
+            "content": {
+                "data": {
+                    "method": "update",
+                    "state": {
+                        "_values": {
+                            "Dropout": {"deterministic": True},
+                            "MultiHeadAttention": {"decode": True},
+                        }
+                    },
+                    "buffer_paths": [],
+                }
+            },
+            "buffers": [],
+        }
+    )
+    states = [m["state"] for m in sent if m and m.get("method") == "update"]
+    echoed = {k: v for state in states for k, v in state.items()}
+    # The browser redraws from what panel.model is, with the message saying why.
+    assert echoed["_values"] == {"Dropout": {"deterministic": True}}
+    assert echoed["_error"].startswith("not applied: ") and "batch_size" in echoed["_error"]
+    assert echoed["_revision"] == 2
+    assert "MultiHeadAttention" not in echoed.get("_code", panel._code)
+
+
+def test_no_widget_is_made_while_a_browser_message_is_handled(model, x, monkeypatch):
+    panel = mode_panel(model, inputs=(x,))
+    made = []
+    init = ipywidgets.Widget.__init__
+
+    def counting(self, *args, **kwargs):
+        made.append(type(self).__name__)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(ipywidgets.Widget, "__init__", counting)
+    message(panel, "eval")
+    message(panel, "compare")
+    from_browser(panel, {"Dropout": {"deterministic": False}})
+    panel.set_state({"_against": "presets"})
+    message(panel, "compare")
+    assert made == [] and panel._compare_modes[0] == "train preset"
 
 
 def test_compare_takes_inputs_or_a_function_not_both(model, x):
     with pytest.raises(TypeError, match="compare= or inputs="):
         mode_panel(model, inputs=(x,), compare=lambda view: None)
+
+
+def test_inputs_and_against_are_checked_where_they_are_given(model, x):
+    with pytest.raises(TypeError, match=r"inputs=\(x,\)"):
+        mode_panel(model, inputs=x)  # a bare array would be split into its rows
+    with pytest.raises(ValueError, match="pass inputs="):
+        mode_panel(model, against="presets")
+    with pytest.raises(TypeError, match="Linen module"):
+        mode_panel(LinenModeNet(), inputs=(x,))
+    assert mode_panel(model, inputs=[x]).against == "model"

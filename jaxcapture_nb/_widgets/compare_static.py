@@ -143,7 +143,7 @@ def comparison_html(comparison: Comparison) -> str:
         if np.nansum(site.stats[:, _NAN]) > 0:
             name_style += ";color:#c00;font-weight:bold"
         cells = [
-            f'<td style="{name_style}">{esc(site.site)}</td>',
+            f'<td style="{name_style}">{esc(site.label)}</td>',
             _shift_cell(site, modes),
             f'<td style="padding:1px 6px">{overlay_svg(site.hists)}</td>',
         ]

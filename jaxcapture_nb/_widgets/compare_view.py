@@ -5,6 +5,8 @@ sites, modes and bins, never on the tensors': per site and mode the
 statistics (float64) and the histogram on the site's shared range (int32),
 per site that range (float64), and per site and mode the shift score
 (float64). Only text travels as JSON: site names, types, shapes, mode labels.
+The drawing lives in js/compare_draw.js, which ModePanel's front end shares:
+:func:`comparison_state` gives the traits of both, the panel's under a prefix.
 """
 
 from __future__ import annotations
@@ -39,6 +41,48 @@ def _buffers(comparison: Comparison) -> dict[str, bytes]:
     }
 
 
+def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[str, Any]:
+    """The trait values a comparison is drawn from, named ``prefix + "_modes"`` and so on.
+
+    ``None`` gives the empty state (no modes, no sites): nothing to draw.
+
+    Args:
+      comparison: what :func:`~jaxcapture_nb.compare_modes` returned, or None.
+      prefix: put before each trait name: ``""`` for CompareView's own
+        traits, ``"_compare"`` for ModePanel's.
+
+    Returns:
+      Trait name to value: text as JSON, numbers as binary buffers.
+
+    Example:
+      >>> sorted(comparison_state(None, "_compare"))[:3]
+      ['_compare_bins', '_compare_hists', '_compare_modes']
+    """
+    if comparison is None:
+        state: dict[str, Any] = {
+            "_modes": [],
+            "_sites": [],
+            "_bins": 0,
+            **dict.fromkeys(("_stats", "_hists", "_ranges", "_shifts"), b""),
+        }
+    else:
+        state = {
+            "_modes": [str(m) for m in comparison.modes],
+            "_sites": [
+                {
+                    "site": s.site,
+                    "label": s.label,
+                    "type": s.var_type,
+                    "shapes": [None if shape is None else [int(n) for n in shape] for shape in s.shapes],
+                }
+                for s in comparison.sites
+            ],
+            "_bins": comparison.bins,
+            **_buffers(comparison),
+        }
+    return {prefix + name: value for name, value in state.items()}
+
+
 class CompareView(anywidget.AnyWidget):
     """Sites sorted by how far their distribution moves between modes.
 
@@ -61,7 +105,7 @@ class CompareView(anywidget.AnyWidget):
       (['train', 'eval'], True)
     """
 
-    _esm = module("compare_view.js")
+    _esm = module("compare_view.js", extra=("compare_draw.js",))
     _css = stylesheet("compare_view.css")
 
     _modes = t.List(t.Unicode()).tag(sync=True)
@@ -77,20 +121,7 @@ class CompareView(anywidget.AnyWidget):
 
     def __init__(self, comparison: Comparison, **kwargs: Any):
         self._comparison = comparison
-        super().__init__(
-            _modes=[str(m) for m in comparison.modes],
-            _sites=[
-                {
-                    "site": s.site,
-                    "type": s.var_type,
-                    "shapes": [None if shape is None else [int(n) for n in shape] for shape in s.shapes],
-                }
-                for s in comparison.sites
-            ],
-            _bins=comparison.bins,
-            **_buffers(comparison),
-            **kwargs,
-        )
+        super().__init__(**comparison_state(comparison), **kwargs)
 
     def __repr__(self) -> str:
         return self._comparison.table()

@@ -7,6 +7,12 @@ time from the untouched model, and sends back the equivalent Flax code. A
 combination Flax cannot take is refused with a message saying what it
 needs, and the switches go back to what ``panel.model`` is: the controls
 always show the view the kernel holds.
+
+The panel is one anywidget, so hosts that display only anywidgets (marimo)
+show it whole. Its Compare button fills the panel's own ``_compare_*``
+traits, drawn in the browser by the same code as
+:class:`~jaxcapture_nb.CompareView` (js/compare_draw.js): no widget is made
+while a browser message is handled.
 """
 
 from __future__ import annotations
@@ -17,11 +23,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import anywidget
-import ipywidgets
 import traitlets as t
 from flax import linen as nn
 from flax import nnx
 
+from jaxcapture_nb._compare import SHIFT_NOTE, STAT_COLUMNS, Comparison
 from jaxcapture_nb._modes import (
     PRESETS,
     ModeError,
@@ -32,6 +38,8 @@ from jaxcapture_nb._modes import (
     view_options,
     with_mode,
 )
+from jaxcapture_nb._widgets.compare_static import MODE_COLOURS
+from jaxcapture_nb._widgets.compare_view import CompareView, comparison_state
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.mode_static import OptionRow, panel_html, panel_text
 from jaxcapture_nb._widgets.static import with_fallback
@@ -51,22 +59,9 @@ _LINEN_NOTE = (
 )
 
 
-class _ModeControls(anywidget.AnyWidget):
-    """The panel's controls; every trait is written by the kernel except ``_values``."""
-
-    _esm = module("mode_panel.js")
-    _css = stylesheet("mode_panel.css")
-
-    _groups = t.List(t.Dict()).tag(sync=True)
-    _values = t.Dict().tag(sync=True)  # class name -> option -> value, as the browser shows them
-    _error = t.Unicode("").tag(sync=True)
-    _code = t.Unicode("").tag(sync=True)
-    _revision = t.Int(0).tag(sync=True)  # bumped each time the kernel has applied _values
-    _can_compare = t.Bool(False).tag(sync=True)
-    _compared = t.Unicode("").tag(sync=True)  # what the comparison shown compares ("" before one)
-    _stale = t.Bool(False).tag(sync=True)  # the settings changed since that comparison
-    _busy = t.Bool(False).tag(sync=True)
-    _linen = t.Unicode("").tag(sync=True)
+# What Compare can put the current view against, when the panel runs the
+# comparison on inputs=: the model as it is, or its train and eval presets.
+AGAINST = ("model", "presets")
 
 
 def _is_int(value: Any) -> bool:
@@ -119,17 +114,44 @@ def _group_json(label: str, group: ModuleOptions) -> dict[str, Any]:
     }
 
 
-class ModePanel(ipywidgets.VBox):
+class ModePanel(anywidget.AnyWidget):
     """Train/eval switches for an NNX model, and what switching them changes.
 
-    Made by :func:`mode_panel`. Its first child holds the switches; after a
-    comparison has run, the second shows the comparison's widget, marked
-    stale once the settings change.
+    Made by :func:`mode_panel`. One widget: the switches, the Flax code of
+    the view they make, and, once Compare has run, the comparison, marked
+    stale when the switches move after it.
 
     Attributes:
       original: the model, never changed by the panel.
       comparison: what the compare function last returned (None before).
     """
+
+    _esm = module("mode_panel.js", extra=("compare_draw.js",))
+    _css = stylesheet("mode_panel.css", extra=("compare_view.css",))
+
+    # Every trait is written by the kernel except _values and _against.
+    _groups = t.List(t.Dict()).tag(sync=True)
+    _values = t.Dict().tag(sync=True)  # class name -> option -> value, as the browser shows them
+    _error = t.Unicode("").tag(sync=True)
+    _code = t.Unicode("").tag(sync=True)
+    _revision = t.Int(0).tag(sync=True)  # bumped each time the kernel has applied _values
+    _can_compare = t.Bool(False).tag(sync=True)
+    _against = t.Unicode("").tag(sync=True)  # one of AGAINST; "" without inputs=
+    _compared = t.Unicode("").tag(sync=True)  # what the comparison shown compares ("" before one)
+    _stale = t.Bool(False).tag(sync=True)  # the settings changed since that comparison
+    _busy = t.Bool(False).tag(sync=True)
+    _linen = t.Unicode("").tag(sync=True)
+    # The comparison shown, as CompareView's traits of the same names (see comparison_state).
+    _compare_modes = t.List(t.Unicode()).tag(sync=True)
+    _compare_colours = t.List(t.Unicode(), list(MODE_COLOURS)).tag(sync=True)
+    _compare_sites = t.List(t.Dict()).tag(sync=True)
+    _compare_stat_columns = t.List(t.Unicode(), list(STAT_COLUMNS)).tag(sync=True)
+    _compare_stats = t.Bytes().tag(sync=True)
+    _compare_hists = t.Bytes().tag(sync=True)
+    _compare_ranges = t.Bytes().tag(sync=True)
+    _compare_shifts = t.Bytes().tag(sync=True)
+    _compare_bins = t.Int(0).tag(sync=True)
+    _compare_note = t.Unicode(SHIFT_NOTE).tag(sync=True)
 
     def __init__(
         self,
@@ -137,40 +159,57 @@ class ModePanel(ipywidgets.VBox):
         *,
         compare: Callable[[Any], Any] | None = None,
         inputs: tuple[Any, ...] | None = None,
+        against: str = "model",
         **kwargs: Any,
     ):
         if compare is not None and inputs is not None:
             raise TypeError(
                 "give compare= or inputs=, not both: inputs= compares the view with the model as it is"
             )
+        if inputs is not None and not isinstance(inputs, (tuple, list)):
+            raise TypeError(
+                f"inputs= takes the model's positional inputs as a tuple, e.g. inputs=(x,); "
+                f"got a {type(inputs).__name__}"
+            )
+        if inputs is None and against != "model":
+            raise ValueError(
+                f"against={against!r} applies to the comparison on inputs=: pass inputs=(x,) too"
+            )
+        linen = _LINEN_NOTE.format(name=type(model).__name__) if isinstance(model, nn.Module) else ""
+        if linen and inputs is not None:
+            raise TypeError(
+                f"inputs= compares views, and {type(model).__name__} is a Linen module without them: "
+                "use compare_modes(module, variables, x, modes=...) with its call arguments"
+            )
         self.original = model
-        self._linen = _LINEN_NOTE.format(name=type(model).__name__) if isinstance(model, nn.Module) else ""
         self.comparison: Any = None
         self._compare_fn: Callable[[Any], Any] | None = None
-        self._compare_labels = False  # whether the compare function is the panel's own, view against model
-        self._compared_settings: dict[str, dict[str, Any]] | None = None
+        self._compared_with: tuple[dict[str, dict[str, Any]], str] | None = None  # settings, against
         self._settings: dict[str, dict[str, Any]] = {}
-        self._mode_error = self._compare_error = ""
+        self._mode_error = self._compare_failure = ""
         self._quiet = False
-        self._shown: ipywidgets.Widget | None = None  # the comparison widget the panel made
-        if self._linen:
-            self._groups: dict[str, ModuleOptions] = {}
+        self._uses_inputs = False  # Compare runs the panel's own comparison on inputs=
+        if linen:
+            self._option_groups: dict[str, ModuleOptions] = {}
             self._view = model
-            controls = _ModeControls(_linen=self._linen)
         else:
-            self._groups = _labelled(view_options(model))  # TypeError if not a module
+            self._option_groups = _labelled(view_options(model))  # TypeError if not a module
             self._view = nnx.view(model)
-            controls = _ModeControls(_groups=[_group_json(label, g) for label, g in self._groups.items()])
-        self._controls = controls
-        controls._code = self._code_text()
-        controls.observe(self._on_values, "_values")
-        controls.on_msg(self._on_message)
-        super().__init__(children=(controls,), **kwargs)
+        super().__init__(
+            _linen=linen,
+            _groups=[_group_json(label, g) for label, g in self._option_groups.items()],
+            **kwargs,
+        )
+        self._code = self._code_text()
+        self.observe(self._on_values, "_values")
+        self.observe(self._on_against, "_against")
+        self.on_msg(self._on_message)
         if compare is not None:
             self.on_compare(compare)
         if inputs is not None:
-            self.on_compare(self._against_the_model(tuple(inputs)))
-            self._compare_labels = True
+            self._compare_fn = self._against_the_inputs(tuple(inputs))
+            self._uses_inputs = self._can_compare = True
+            self.against = against
 
     @property
     def model(self) -> Any:
@@ -191,7 +230,26 @@ class ModePanel(ipywidgets.VBox):
     @property
     def error(self) -> str:
         """The text the panel's error box shows ("" when there is none)."""
-        return self._controls._error
+        return self._error
+
+    @property
+    def against(self) -> str:
+        """What Compare puts the current view against: ``"model"`` or ``"presets"`` (a menu in the panel).
+
+        ``"model"`` runs the inputs through the model as it is and through
+        the view; ``"presets"`` through the model in its train preset, its
+        eval preset, and the view. A panel made without ``inputs=`` has no
+        such choice: ``""``.
+        """
+        return self._against
+
+    @against.setter
+    def against(self, value: str) -> None:
+        if not self._uses_inputs:
+            raise ValueError("against applies to a panel made with inputs=, not to a compare function")
+        if value not in AGAINST:
+            raise ValueError(f"against takes {' or '.join(map(repr, AGAINST))}, got {value!r}")
+        self._against = value
 
     def set(self, class_name: str, **options: Any) -> None:
         """Sets options of one module class, as the switches do; None clears one.
@@ -199,6 +257,10 @@ class ModePanel(ipywidgets.VBox):
         The options are merged into what the panel shows, so
         ``set("MultiHeadAttention", batch_size=1, max_length=32)`` completes a
         ``decode`` switched on in the browser.
+
+        Args:
+          class_name: a card's title, e.g. ``"Dropout"``.
+          **options: option names and their values.
 
         Raises:
           ModeError: an unknown class or option, a value of the wrong kind,
@@ -217,14 +279,21 @@ class ModePanel(ipywidgets.VBox):
         self._apply(self._preset_values(name), strict=True)
 
     def on_compare(self, fn: Callable[[Any], Any]) -> None:
-        """Registers ``fn(view) -> result`` for the Compare button; ``result.show()`` is displayed.
+        """Registers ``fn(view) -> result`` for the Compare button.
 
+        When ``result`` is a :class:`~jaxcapture_nb.Comparison` (what
+        :func:`~jaxcapture_nb.compare_modes` returns) the panel draws it;
+        any result is kept in ``panel.comparison``.
         ``mode_panel(model, inputs=(x,))`` registers the usual one: the
         current view against the model as it is, on ``x``.
+
+        Args:
+          fn: called with ``panel.model`` when Compare is pressed.
         """
         self._compare_fn = fn
-        self._compare_labels = False
-        self._controls._can_compare = True
+        self._uses_inputs = False
+        self._against = ""
+        self._can_compare = True
 
     def view_label(self) -> str:
         """How comparisons name the current view: ``current view (Dropout.deterministic=True)``.
@@ -241,43 +310,63 @@ class ModePanel(ipywidgets.VBox):
         chosen = [f"{c}.{k}={v!r}" for c, options in self._settings.items() for k, v in options.items()]
         return f"current view ({', '.join(chosen) or 'nothing set'})"
 
-    def _against_the_model(self, inputs: tuple[Any, ...]) -> Callable[[Any], Any]:
+    def _against_the_inputs(self, inputs: tuple[Any, ...]) -> Callable[[Any], Any]:
         from jaxcapture_nb._compare import compare_modes
 
         def compare(view: Any) -> Any:
-            return compare_modes(
-                self.original, *inputs, modes={"model as it is": {}, self.view_label(): view}
-            )
+            if self._against == "presets":
+                # Train first: the view's shift then reads as how far it is from training.
+                modes = {"train preset": "train", "eval preset": "eval", self.view_label(): view}
+            else:
+                modes = {"model as it is": {}, self.view_label(): view}
+            return compare_modes(self.original, *inputs, modes=modes)
 
         return compare
 
     def compare(self) -> Any:
-        """Runs the compare function on the current view and shows its result; errors are raised."""
+        """Runs the compare function on the current view and shows its result, as the button does.
+
+        Returns:
+          What the compare function returned, also kept in ``panel.comparison``.
+
+        Raises:
+          ValueError: the panel has nothing to compare on.
+          Exception: whatever the compare function raises (the button shows it instead).
+        """
         if self._compare_fn is None:
-            raise ValueError("no compare function: pass compare= to mode_panel or call on_compare(fn)")
-        controls = self._controls
-        controls._busy = True
-        self._compare_error = ""
-        controls._error = self._error_text()
+            raise ValueError(
+                "nothing to compare on: make the panel with mode_panel(model, inputs=(x,)), "
+                "or register a function with panel.on_compare(fn)"
+            )
+        self._busy = True
+        self._compare_failure = ""
+        self._error = self._error_text()
         try:
             result = self._compare_fn(self.model)
-            widget = result if isinstance(result, ipywidgets.Widget) else result.show()
         finally:
-            controls._busy = False
-        if self._shown is not None and self._shown is not widget:
-            self._shown.close()
-        self._shown = None if widget is result else widget
+            self._busy = False
         self.comparison = result
-        self._compared_settings = self.settings
-        with controls.hold_sync():
-            controls._compared = (
-                f"model as it is against {self.view_label()}"
-                if self._compare_labels
-                else f"your compare function on {self.view_label()}"
-            )
-            controls._stale = False
-        self.children = (controls, widget)
+        self._compared_with = (self.settings, self._against)
+        drawn = _comparison_of(result)
+        with self.hold_sync():
+            for name, value in comparison_state(drawn, "_compare").items():
+                setattr(self, name, value)
+            self._compared = self._compared_text(result, drawn)
+            self._stale = False
         return result
+
+    def _compared_text(self, result: Any, drawn: Comparison | None) -> str:
+        """What the panel says the comparison shown compares."""
+        if drawn is None:
+            return (
+                f"your compare function returned a {type(result).__name__}, not a Comparison: "
+                "display panel.comparison to see it"
+            )
+        if self._against == "model":
+            return f"model as it is against {self.view_label()}"
+        if self._against == "presets":
+            return f"{self.view_label()} against the train and eval presets"
+        return f"your compare function on {self.view_label()}"
 
     def _shown_values(self) -> dict[str, dict[str, Any]]:
         """A copy of the values the panel shows: those behind ``model``."""
@@ -289,7 +378,7 @@ class ModePanel(ipywidgets.VBox):
         if name not in PRESETS:
             raise ModeError(f"unknown preset {name!r}: use 'train', 'eval' or 'reset'")
         values = self._shown_values()
-        for label, group in self._groups.items():
+        for label, group in self._option_groups.items():
             offered = {o.name for o in group.options}
             preset = preset_settings(name, offered)
             if preset:
@@ -303,11 +392,11 @@ class ModePanel(ipywidgets.VBox):
             raise ModeError(f"settings are a dict of class name to options, got {type(values).__name__}")
         settings = {}
         for class_name, chosen in values.items():
-            group = self._groups.get(class_name)
+            group = self._option_groups.get(class_name)
             if group is None:
                 raise ModeError(
                     f"{class_name!r} is not a module class of this model with view options "
-                    f"(it has: {', '.join(self._groups) or 'none'})"
+                    f"(it has: {', '.join(self._option_groups) or 'none'})"
                 )
             if not isinstance(chosen, Mapping):
                 raise ModeError(f"the options of {class_name} are a dict, got {chosen!r}")
@@ -323,11 +412,12 @@ class ModePanel(ipywidgets.VBox):
             }
             if checked:
                 settings[class_name] = checked
-        return settings
+        # In the panel's order of classes, as the cards, the code and the view's label show them.
+        return {name: settings[name] for name in self._option_groups if name in settings}
 
     def _build(self, settings: dict[str, dict[str, Any]]) -> Any:
         view = self.original
-        for name, group in self._groups.items():
+        for name, group in self._option_groups.items():
             if name in settings:
                 view = with_mode(view, settings[name], only=group.cls)
         return nnx.view(view) if view is self.original and not self._linen else view
@@ -345,25 +435,32 @@ class ModePanel(ipywidgets.VBox):
             )
         else:
             self._settings, self._view, self._mode_error = settings, view, ""
-        controls = self._controls
-        with controls.hold_sync():
+        with self.hold_sync():
             self._quiet = True  # this write is the kernel's own, not a new choice to apply
             try:
                 # What panel.model is, also after a refused change: the
                 # browser redraws every control from it.
-                controls._values = _as_json(self._settings)
+                self._values = _as_json(self._settings)
             finally:
                 self._quiet = False
-            controls._code = self._code_text()
-            controls._error = self._error_text()
-            controls._stale = (
-                self._compared_settings is not None and self._compared_settings != self._settings
-            )
-            controls._revision += 1
+            self._code = self._code_text()
+            self._error = self._error_text()
+            self._stale = self._is_stale()
+            self._revision += 1
+
+    def _is_stale(self) -> bool:
+        """Whether the switches (or what Compare compares against) moved since the comparison shown."""
+        return self._compared_with is not None and self._compared_with != (self._settings, self._against)
 
     def _on_values(self, change: dict[str, Any]) -> None:
         if not self._quiet:
             self._apply(change["new"], strict=False)
+
+    def _on_against(self, change: dict[str, Any]) -> None:
+        if self._uses_inputs and change["new"] not in AGAINST:
+            self._against = change["old"]  # an unknown choice from the browser: keep the last one
+            return
+        self._stale = self._is_stale()
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         action = content.get("action") if isinstance(content, Mapping) else None
@@ -371,28 +468,28 @@ class ModePanel(ipywidgets.VBox):
             try:
                 self.compare()
             except Exception as e:  # whatever the user's function raises belongs in the error box
-                self._compare_error = (
+                self._compare_failure = (
                     f"compare failed: {type(e).__name__}: {e} (run panel.compare() for the traceback)"
                 )
-                self._controls._error = self._error_text()
+                self._error = self._error_text()
             return
         try:
             values = self._preset_values(action)
         except ModeError as e:
             self._mode_error = str(e)
-            self._controls._error = self._error_text()
+            self._error = self._error_text()
             return
         self._apply(values, strict=False)
 
     def _error_text(self) -> str:
-        return "\n".join(e for e in (self._mode_error, self._compare_error) if e)
+        return "\n".join(e for e in (self._mode_error, self._compare_failure) if e)
 
     def _code_text(self) -> str:
         """The Flax calls that make ``model`` from ``original`` (called ``model`` and ``view`` here)."""
         if self._linen:
             return ""
         lines, source = [], "model"
-        for name, group in self._groups.items():
+        for name, group in self._option_groups.items():
             chosen = self._settings.get(name)
             if not chosen:
                 continue
@@ -406,7 +503,7 @@ class ModePanel(ipywidgets.VBox):
     def _rows(self) -> list[OptionRow]:
         """Every option, in the panel's order, with its value in the current view."""
         rows = []
-        for name, group in self._groups.items():
+        for name, group in self._option_groups.items():
             chosen = self._settings.get(name, {})
             for o in group.options:
                 value = chosen.get(o.name, o.current)
@@ -418,14 +515,21 @@ class ModePanel(ipywidgets.VBox):
 
     def _static(self, render: Callable[..., str]) -> str:
         title = f"ModePanel of {type(self.original).__name__}"
-        return render(title, self._linen, self._rows(), self._controls._code, self.error)
+        return render(title, self._linen, self._rows(), self._code, self.error)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
-        # ipywidgets returns the data dict alone, without metadata.
-        data = super()._repr_mimebundle_(**kwargs)
         return with_fallback(
-            None if data is None else (data, {}), self._static(panel_text), self._static(panel_html)
+            super()._repr_mimebundle_(**kwargs), self._static(panel_text), self._static(panel_html)
         )
+
+
+def _comparison_of(result: Any) -> Comparison | None:
+    """The Comparison a compare function's result holds, if the panel can draw it."""
+    if isinstance(result, Comparison):
+        return result
+    if isinstance(result, CompareView):
+        return result._comparison
+    return None
 
 
 def _as_json(settings: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -451,7 +555,11 @@ def _cache_lines(group: ModuleOptions, chosen: Mapping[str, Any], model: nnx.Mod
 
 
 def mode_panel(
-    model: Any, *, inputs: tuple[Any, ...] | None = None, compare: Callable[[Any], Any] | None = None
+    model: Any,
+    *,
+    inputs: tuple[Any, ...] | None = None,
+    compare: Callable[[Any], Any] | None = None,
+    against: str = "model",
 ) -> ModePanel:
     """Switches for every train/eval option of an NNX model; ``panel.model`` is the view they make.
 
@@ -467,15 +575,23 @@ def mode_panel(
         arguments).
       inputs: the inputs the Compare button runs the model on: it compares
         the current view with the model as it is (see
-        :func:`~jaxcapture_nb.compare_modes`), shown below the panel.
+        :func:`~jaxcapture_nb.compare_modes`), drawn in the panel.
       compare: instead of ``inputs``, your own ``compare(view) -> result``
-        for the Compare button; ``result.show()`` is shown below.
+        for the Compare button; a :class:`~jaxcapture_nb.Comparison` result
+        is drawn in the panel, any result is kept in ``panel.comparison``.
+      against: with ``inputs``, what the current view is compared with:
+        ``"model"`` (the model as it is) or ``"presets"`` (its train and eval
+        presets); the panel has a menu for it too.
 
     Returns:
       The :class:`ModePanel` widget.
 
     Raises:
-      TypeError: ``model`` is not a Flax module.
+      TypeError: ``model`` is not a Flax module; both ``inputs`` and
+        ``compare``; ``inputs`` that is not a tuple; ``inputs`` for a Linen
+        module.
+      ValueError: an ``against`` other than ``"model"`` or ``"presets"``, or
+        one without ``inputs``.
 
     Example:
       >>> from flax import nnx
@@ -490,4 +606,4 @@ def mode_panel(
       <BLANKLINE>
       view = nnx.view(model, only=nnx.Dropout, deterministic=True)
     """
-    return ModePanel(model, compare=compare, inputs=inputs)
+    return ModePanel(model, compare=compare, inputs=inputs, against=against)

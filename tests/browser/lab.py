@@ -51,6 +51,35 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
+def _server(
+    command: list[str], env: dict[str, str], cwd: pathlib.Path, log_path: pathlib.Path, probe: str
+) -> Iterator[None]:
+    """Runs a server until the block ends; enters once ``probe`` (a URL) answers.
+
+    The server's output goes to ``log_path``, whose end the error shows if
+    the server exits or does not answer within a minute.
+    """
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    urllib.request.urlopen(probe, timeout=2)
+                    break
+                except OSError:
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(
+                            f"{' '.join(command[2:4])} did not start:\n" + log_path.read_text()[-3000:]
+                        ) from None
+                    time.sleep(0.2)  # polling a server that is starting, not waiting on a widget
+            yield
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+@contextlib.contextmanager
 def jupyter_lab(root: pathlib.Path, app: str = "lab") -> Iterator[tuple[str, str]]:
     """Runs JupyterLab (or Notebook 7, ``app="notebook"``) serving ``root``; yields (base_url, token)."""
     settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
@@ -59,43 +88,14 @@ def jupyter_lab(root: pathlib.Path, app: str = "lab") -> Iterator[tuple[str, str
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
     token, port = secrets.token_hex(16), _free_port()
     env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(root / ".settings"), JAX_PLATFORMS="cpu")
-    log = open(root / "server.log", "w")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            app,
-            "--no-browser",
-            "--ip=127.0.0.1",
-            f"--port={port}",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            "--allow-root",
-            "--expose-app-in-browser",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
+    command = [
+        *(sys.executable, "-m", "jupyter", app, "--no-browser", "--ip=127.0.0.1", f"--port={port}"),
+        *(f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--allow-root"),
+        "--expose-app-in-browser",
+    ]
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"jupyter {app} did not start:\n" + (root / "server.log").read_text()[-3000:]
-                    ) from None
-                time.sleep(0.2)  # polling a server that is starting, not waiting on a widget
+    with _server(command, env, root, root / "server.log", f"{url}/api/status?token={token}"):
         yield url, token
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
 
 
 def wait_for_idle_kernel(page) -> None:
@@ -151,40 +151,10 @@ def marimo_app(
     """
     port = _free_port()
     env = dict(os.environ, JAX_PLATFORMS="cpu", **(env or {}))
-    log = open(log_dir / "marimo.log", "w")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "marimo",
-            "run",
-            str(notebook),
-            "--headless",
-            "--host=127.0.0.1",
-            f"--port={port}",
-            "--no-token",
-            "--no-sandbox",
-        ],
-        env=env,
-        cwd=log_dir,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    command = [
+        *(sys.executable, "-m", "marimo", "run", str(notebook), "--headless"),
+        *("--host=127.0.0.1", f"--port={port}", "--no-token", "--no-sandbox"),
+    ]
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/health", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        "marimo run did not start:\n" + (log_dir / "marimo.log").read_text()[-3000:]
-                    ) from None
-                time.sleep(0.2)  # polling a server that is starting, not waiting on a widget
+    with _server(command, env, log_dir, log_dir / "marimo.log", f"{url}/health"):
         yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()

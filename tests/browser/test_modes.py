@@ -27,7 +27,20 @@ panel = mode_panel(model, inputs=(x,))
 panel
 """
 
+# The panel as a saved notebook shows it where scripts do not run.
+STATIC = """
+from IPython.display import HTML
+HTML(panel._repr_mimebundle_()[0]["text/html"])
+"""
+
+COMPARISON = """
+compare_modes(model, x).show()
+"""
+
 ROOT = ".jcnb-modes[data-ready=true]"
+IN_PANEL = f"{ROOT} .jcnb-modes-comparison"
+# The CompareView of its own cell, not the comparison drawn inside the panel.
+ALONE = ".jcnb-compare.jcnb-ready:not(.jcnb-modes .jcnb-compare)"
 
 
 def switch(cls: str, option: str) -> str:
@@ -46,11 +59,27 @@ def toggle_and_wait(page, selector: str) -> None:
     )
 
 
-def test_toggles_change_the_kernels_view_and_the_comparison_renders_sorted(open_notebook):
+def top_of(page, selector: str) -> None:
+    """Scrolls the notebook so the element's top is at the top of the view (for a screenshot)."""
+    page.eval_on_selector(selector, "e => e.scrollIntoView({ block: 'start' })")
+
+
+def compare_and_wait(page, modes: int):
+    """Presses Compare and waits for the panel's own comparison of ``modes`` modes."""
+    page.click("button.jcnb-modes-action[data-action=compare]")
+    drawn = page.wait_for_selector(
+        f"{IN_PANEL} .jcnb-compare.jcnb-ready[data-modes='{modes}']", timeout=120_000
+    )
+    page.wait_for_selector(f"{ROOT}[data-busy=false]")
+    return drawn
+
+
+def test_toggles_change_the_kernels_view_and_the_panel_draws_its_comparison(open_notebook):
     page = open_notebook("modes.ipynb", [SETUP, PANEL])
     page.wait_for_selector(ROOT, timeout=180_000).scroll_into_view_if_needed()
     cards = page.eval_on_selector_all(".jcnb-modes-card", "cards => cards.map(c => c.dataset.class)")
     assert cards == ["BatchNorm", "Dropout", "MultiHeadAttention"]
+    assert page.is_hidden(IN_PANEL)  # nothing compared yet
 
     # A toggle in the browser changes panel.model in the kernel, and nothing else.
     toggle_and_wait(page, switch("Dropout", "deterministic"))
@@ -75,48 +104,125 @@ def test_toggles_change_the_kernels_view_and_the_comparison_renders_sorted(open_
     assert "decode" not in page.text_content(".jcnb-modes-code")
     screenshot(page, "mode_panel_error")
 
-    # Compare puts the current view against the model as it is, labelled.
+    # Compare puts the current view against the model as it is, labelled,
+    # and draws it inside the panel: the panel is one widget.
     compare = "button.jcnb-modes-action[data-action=compare]"
     assert page.get_attribute(compare, "title") == "Compare the current view with the model as it is"
-    page.click(compare)
-    view = page.wait_for_selector(".jcnb-compare.jcnb-ready", timeout=120_000)
-    view.scroll_into_view_if_needed()
-    note = page.text_content(".jcnb-modes-compared")
-    assert note == "The comparison below: model as it is against current view (Dropout.deterministic=True)."
-    assert run_in_kernel(page, "print(*panel.comparison.modes, sep='|')").strip() == (
-        "model as it is|current view (Dropout.deterministic=True)"
+    compare_and_wait(page, 2).scroll_into_view_if_needed()
+    label = "current view (Dropout.deterministic=True)"
+    assert (
+        page.text_content(f"{IN_PANEL} .jcnb-modes-compared") == f"Compared: model as it is against {label}."
     )
+    legend = page.eval_on_selector_all(
+        f"{IN_PANEL} .jcnb-cmp-legend .jcnb-cmp-mode", "m => m.map(e => e.textContent)"
+    )
+    assert legend == ["model as it is", label]
+    assert run_in_kernel(page, "print(*panel.comparison.modes, sep='|')").strip() == f"model as it is|{label}"
     assert page.get_attribute(ROOT, "data-stale") == "false"
-    assert page.text_content(".jcnb-cmp-note").startswith("shift: earth mover's distance")
-    screenshot(page, "compare_view_header")
+    assert page.text_content(f"{IN_PANEL} .jcnb-cmp-note").startswith("shift: earth mover's distance")
     rows = page.eval_on_selector_all(
-        ".jcnb-compare [data-site]", "rows => rows.map(r => [r.dataset.site, Number(r.dataset.shift)])"
+        f"{IN_PANEL} [data-site].jcnb-cmp-body",
+        "rows => rows.map(r => [r.dataset.site, Number(r.dataset.shift)])",
     )
     kernel_sites = run_in_kernel(page, "print(*(s.site for s in panel.comparison.sites))").split()
     assert [site for site, _ in rows] == kernel_sites
     shifts = [shift for _, shift in rows if shift == shift]  # NaN (unscored) rows come last
     assert shifts == sorted(shifts, reverse=True) and shifts[0] > 0
     assert dict(rows)["linear.__call__"] == 0  # nothing before it depends on the mode
-
     assert dict(rows)["dropout.__call__"] > 0  # the one switch set
+    # Rows read as CaptureView's do; the filter takes either name.
+    dropout_row = f"{IN_PANEL} .jcnb-cmp-body[data-site='dropout.__call__']"
+    assert page.text_content(f"{dropout_row} .jcnb-cmp-site") == "dropout (output)"
+    page.fill(f"{IN_PANEL} input.jcnb-cmp-filter", "dropout \\(out")
+    page.wait_for_selector(f"{IN_PANEL} .jcnb-compare[data-visible-rows='1']")
+    page.fill(f"{IN_PANEL} input.jcnb-cmp-filter", "")
+    page.wait_for_selector(f"{IN_PANEL} .jcnb-compare[data-visible-rows='{len(rows)}']")
 
-    page.click(".jcnb-compare [data-site]")
-    page.wait_for_selector(".jcnb-compare canvas[data-drawn='1']").scroll_into_view_if_needed()
-    assert not blank_canvas(page, ".jcnb-compare canvas[data-drawn='1']")
+    # A row's detail: the large histogram with axes, and a read-out of the bin under the pointer.
+    page.click(f"{IN_PANEL} .jcnb-cmp-body[data-site='dropout.__call__']")
+    large = f"{IN_PANEL} canvas.jcnb-cmp-large[data-drawn='1']"
+    page.wait_for_selector(large).scroll_into_view_if_needed()
+    assert not blank_canvas(page, large)
+    page.hover(large)
+    tip = page.wait_for_selector(f"{IN_PANEL} .jcnb-tooltip:not([hidden])")
+    assert tip.text_content().startswith("values in [") and f"{label}: " in tip.text_content()
     screenshot(page, "mode_panel_compared")
+    page.mouse.move(0, 0)
 
-    # A switch moved after the comparison marks it stale.
+    # A switch moved after the comparison marks it stale, with a note saying so.
     page.locator(ROOT).scroll_into_view_if_needed()
     toggle_and_wait(page, switch("BatchNorm", "use_running_average"))
     assert page.get_attribute(ROOT, "data-stale") == "true"
-    assert page.text_content(".jcnb-modes-compared").startswith("Stale: the switches changed since")
+    assert page.get_attribute(IN_PANEL, "data-stale") == "true"
+    note = page.text_content(f"{IN_PANEL} .jcnb-modes-compared")
+    assert (
+        note.startswith("Stale: the switches or the Compare menu changed since this comparison")
+        and "Compare again" in note
+    )
+    page.locator(IN_PANEL).scroll_into_view_if_needed()
+    screenshot(page, "mode_panel_stale")
 
-    # Every text of the panel reads at WCAG AA contrast in both themes.
+    # Against the presets: three modes, each labelled.
+    page.select_option(f"{ROOT} select.jcnb-modes-against", "presets")
+    page.wait_for_function(
+        f"() => document.querySelector('{compare}').title.includes('train and eval presets')", timeout=30_000
+    )
+    compare_and_wait(page, 3)
+    legend = page.eval_on_selector_all(
+        f"{IN_PANEL} .jcnb-cmp-legend .jcnb-cmp-mode", "m => m.map(e => e.textContent)"
+    )
+    label = "current view (BatchNorm.use_running_average=True, Dropout.deterministic=True)"
+    assert legend == ["train preset", "eval preset", label]
+    # The new comparison sorts its sites anew; the open detail stays on its site.
+    assert page.text_content(f"{IN_PANEL} .jcnb-cmp-detail-site") == "dropout (output)"
+    selected = int(page.get_attribute(f"{IN_PANEL} .jcnb-compare", "data-selected"))
+    assert (
+        page.get_attribute(f"{IN_PANEL} .jcnb-cmp-body[data-index='{selected}']", "data-site")
+        == "dropout.__call__"
+    )
+    assert page.get_attribute(ROOT, "data-stale") == "false"
+
+
+def test_the_saved_panel_reads_left_aligned_and_both_widgets_read_in_light_and_dark(open_notebook):
+    page = open_notebook("modes_themes.ipynb", [SETUP, PANEL, STATIC, COMPARISON])
+    static = page.wait_for_selector(".jp-RenderedHTMLCommon .jcnb-modes-static", timeout=180_000)
+    static.scroll_into_view_if_needed()
+    # JupyterLab right-aligns rendered table cells; the saved panel says left everywhere.
+    aligned = page.eval_on_selector(
+        ".jp-RenderedHTMLCommon .jcnb-modes-static",
+        """el => [...el.querySelectorAll('td, th, pre')].map(e => getComputedStyle(e).textAlign)""",
+    )
+    assert set(aligned) == {"left"}
+    lefts = page.eval_on_selector(
+        ".jp-RenderedHTMLCommon .jcnb-modes-static",
+        """el => [el.querySelector('table'), el.querySelector('pre')].map(e => Math.round(e.getBoundingClientRect().left))""",
+    )
+    assert lefts[0] == lefts[1]  # the code starts where the table does
+    code = page.text_content(".jp-RenderedHTMLCommon .jcnb-modes-static pre")
+    assert code == "view = nnx.view(model)"
+    screenshot(page, "mode_panel_static")
+
+    page.wait_for_selector(ROOT, timeout=180_000)
+    toggle_and_wait(page, switch("Dropout", "deterministic"))
+    compare_and_wait(page, 2)
+    page.click(f"{IN_PANEL} .jcnb-cmp-body[data-site='dropout.__call__']")
+    page.wait_for_selector(f"{IN_PANEL} canvas.jcnb-cmp-large[data-drawn='1']")
+    page.wait_for_selector(ALONE, timeout=120_000)
+    page.click(f"{ALONE} .jcnb-cmp-body[data-site='dropout.__call__']")
+    page.wait_for_selector(f"{ALONE} canvas.jcnb-cmp-large[data-drawn='1']")
     try:
         for theme, name in ((LIGHT, "light"), (DARK, "dark")):
             set_theme(page, theme)
-            page.locator(ROOT).scroll_into_view_if_needed()
+            # Canvases are drawn again in the theme's colours.
+            for where in (IN_PANEL, ALONE):
+                page.wait_for_selector(f"{where} canvas.jcnb-cmp-large[data-drawn='1']")
             assert low_contrast_text(page, ROOT) == [], name
+            top_of(page, ROOT)
             screenshot(page, f"mode_panel_{name}")
+            top_of(page, f"{IN_PANEL} .jcnb-compare")
+            screenshot(page, f"mode_panel_comparison_{name}")
+            assert low_contrast_text(page, ALONE) == [], name
+            top_of(page, ALONE)
+            screenshot(page, f"compare_view_beside_panel_{name}")
     finally:
         set_theme(page, LIGHT)
