@@ -51,6 +51,13 @@ PUBLISH_SECONDS = 0.1
 
 PUBLISH_MODES = ("auto", "thread", "loop")
 
+# How often the displayed output is sent again while the loop runs, so that a
+# notebook saved mid-run keeps a recent picture (its text/html). JupyterLab
+# draws the widget anew for each such update and keeps the old view alive, so
+# the wait doubles after each one, up to the longest.
+SAVED_OUTPUT_SECONDS = 5.0
+SAVED_OUTPUT_MAX_SECONDS = 300.0
+
 
 def publishing_thread(publish: str) -> str:
     """Which thread sends the view's updates: ``"thread"`` or ``"loop"``.
@@ -58,6 +65,12 @@ def publishing_thread(publish: str) -> str:
     ``"auto"`` chooses the loop's own thread where the host does not show
     widget updates sent from other threads: Google Colab renders none of
     them until the cell ends.
+
+    Args:
+      publish: ``"auto"``, ``"thread"`` or ``"loop"``, as ``watch(publish=)`` takes it.
+
+    Raises:
+      ValueError: any other value.
 
     Example:
       >>> publishing_thread("loop"), publishing_thread("thread")
@@ -108,6 +121,8 @@ class Watch:
         self._publisher: threading.Thread | None = None
         self._stop = threading.Event()
         self._handle: Any = None
+        self._saved_at = time.perf_counter()
+        self._saved_every = SAVED_OUTPUT_SECONDS
         self._raised = False
 
     def __enter__(self) -> Watch:
@@ -118,6 +133,7 @@ class Watch:
             from IPython.display import display
 
             self._handle = display(self.view, display_id=True)
+            self._saved_at = time.perf_counter()
         if self.model is not None:
             self._backend = NnxCapture(self.model, (nnx.Intermediate,), self.stream, methods=self.methods)
             self._backend.install()
@@ -132,6 +148,7 @@ class Watch:
         while not self._stop.wait(PUBLISH_SECONDS):
             self.stream.settle(wait=False)
             self.view.publish()
+            self._refresh_saved_output()
 
     def _publish_from_loop(self) -> None:
         """Refreshes the view from the loop's thread, at most every PUBLISH_SECONDS.
@@ -144,6 +161,22 @@ class Watch:
         self._published_at = now
         self.stream.settle(wait=False)
         self.view.publish()
+        self._refresh_saved_output()
+
+    def _refresh_saved_output(self) -> None:
+        """Sends the displayed output again, with the fallback of now; see SAVED_OUTPUT_SECONDS.
+
+        The view's mime bundle is computed afresh by the update, so the
+        text/html a notebook file keeps shows the steps recorded so far.
+        """
+        if self._handle is None:
+            return
+        now = time.perf_counter()
+        if now - self._saved_at < self._saved_every:
+            return
+        self._saved_at = now
+        self._saved_every = min(2 * self._saved_every, SAVED_OUTPUT_MAX_SECONDS)
+        self._handle.update(self.view)
 
     def log(self, step: int | None = None, **scalars: Any) -> None:
         """Records scalars such as the loss, without waiting for the device.

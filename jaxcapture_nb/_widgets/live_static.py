@@ -15,7 +15,7 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 
-from jaxcapture_nb._stream import STAT_COLUMNS, SiteSeries, Stream
+from jaxcapture_nb._stream import STAT_COLUMNS, SiteSeries, Stream, kind_label
 
 _P = STAT_COLUMNS.index("p0")
 _BANDS = ((1, 7, 0.18), (2, 6, 0.3), (3, 5, 0.45))  # percentile columns, past p0, and alpha
@@ -43,7 +43,7 @@ def live_text(stream: Stream) -> str:
     if found is not None:
         lines.append(f"first NaN/Inf: {found[0]} at step {found[1]}")
     width = max((len(s.label) for s in series), default=0)
-    lines += [f"  {s.label:<{width}}  {s.kind:<12}  {s.size} steps kept" for s in series]
+    lines += [f"  {s.label:<{width}}  {kind_label(s.kind):<12}  {s.size} steps kept" for s in series]
     return "\n".join(lines)
 
 
@@ -107,7 +107,7 @@ def live_png(stream: Stream) -> bytes:
                 lw=0,
             )
         ax.plot(steps, s.stats[: s.size, _P + 4], color="#e45756", lw=0.8)
-        ax.set_title(f"{s.label} ({s.kind})", fontsize=8)
+        ax.set_title(f"{s.label} ({kind_label(s.kind)})", fontsize=8)
         ax.tick_params(labelsize=6)
     if not count:
         figure.text(0.5, 0.5, "nothing recorded", ha="center", va="center")

@@ -144,11 +144,6 @@ def hist_table(summaries: Sequence[Summary | None], bins: int) -> np.ndarray:
     return out
 
 
-def hist_buffer(summaries: Sequence[Summary | None], bins: int) -> bytes:
-    """The bytes of :func:`hist_table`, as the browser reads them."""
-    return hist_table(summaries, bins).tobytes()
-
-
 def _quantize(plane: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """Colour indices of a small (downsampled) plane, in float64: masked logits near
     float32's limit beside ordinary values would overflow a float32 range."""

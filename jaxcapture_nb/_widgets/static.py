@@ -2,6 +2,14 @@
 
 Everything from user code is escaped; numbers are rounded like the text
 table, so the HTML is deterministic and nbval can compare it.
+
+A capture can have thousands of rows, and the table is saved in the
+notebook file, so each row is kept small: one ``<path>`` with integer,
+run-merged coordinates per sparkline, and the shared styles in one
+``<style>`` block rather than on every cell. Hosts that strip styles
+(GitHub drops ``<style>`` blocks and ``style`` attributes) still get a plain
+table: the histograms' colour is an SVG attribute, and NaN/Inf counts are
+``<b>``.
 """
 
 from __future__ import annotations
@@ -11,9 +19,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxcapture_nb._records import COLUMNS, Record, row_cells
+from jaxcapture_nb._records import COLUMNS, Record, row_cells, site_label
 
-_SPARK_W, _SPARK_H = 80, 18
+# The sparkline: drawn on a grid one unit per bin and _SPARK_H units tall,
+# stretched to _SPARK_W x _SPARK_H pixels.
+_SPARK_W, _SPARK_H = 80, 16
+_SPARK_COLOUR = "#4c78a8"
+# Cells of row_cells: path, name, call, type, shape, dtype, then the statistics.
+_TYPE, _SHAPE, _FIRST_STAT = 3, 4, 6
+_STAT_HEADERS = COLUMNS[_FIRST_STAT:]
 
 
 def with_fallback(bundle: tuple[dict, dict] | None, text: str, html_text: str) -> tuple[dict, dict] | None:
@@ -26,37 +40,94 @@ def with_fallback(bundle: tuple[dict, dict] | None, text: str, html_text: str) -
     return data, metadata
 
 
+def bar_heights(hist: np.ndarray, height: int = _SPARK_H) -> list[int]:
+    """Whole-unit bar heights of a histogram, pooling stacked axes; a non-empty bin shows at least 1.
+
+    Example:
+      >>> bar_heights(np.array([0, 1, 50, 100]), height=16)
+      [0, 1, 8, 16]
+    """
+    counts = np.asarray(hist, np.float64).reshape(-1, np.shape(hist)[-1]).sum(axis=0)
+    top = counts.max() if counts.size and counts.max() > 0 else 1.0
+    return [int(np.ceil(height * c / top)) if c > 0 else 0 for c in counts]
+
+
+def sparkline_path(heights: Sequence[int], height: int = _SPARK_H) -> str:
+    """The outline of a bar chart as one SVG path, one unit per bar, runs of equal bars merged.
+
+    Example:
+      >>> sparkline_path([0, 3, 3, 16], height=16)
+      'M0 16h1V13h2V0h1V16z'
+    """
+    commands = [f"M0 {height}"]
+    level, run = 0, 0
+    for h in heights:
+        if h != level:
+            if run:
+                commands.append(f"h{run}")
+            commands.append(f"V{height - h}")
+            level, run = h, 0
+        run += 1
+    if run:
+        commands.append(f"h{run}")
+    commands.append(f"V{height}z")
+    return "".join(commands)
+
+
 def sparkline_svg(hist: np.ndarray) -> str:
     """An inline SVG bar chart of a histogram (no script, no external file)."""
-    hist = np.asarray(hist, np.float64).reshape(-1, hist.shape[-1]).sum(axis=0)
-    top = hist.max() if hist.size and hist.max() > 0 else 1.0
-    width = _SPARK_W / max(len(hist), 1)
-    bars = "".join(
-        f'<rect x="{i * width:.2f}" y="{_SPARK_H - h:.2f}" width="{width:.2f}" height="{h:.2f}"/>'
-        for i, h in ((i, _SPARK_H * c / top) for i, c in enumerate(hist))
-        if h > 0
-    )
+    heights = bar_heights(hist)
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_SPARK_W}" height="{_SPARK_H}" '
-        f'viewBox="0 0 {_SPARK_W} {_SPARK_H}" fill="#4c78a8">{bars}</svg>'
+        f'<svg width="{_SPARK_W}" height="{_SPARK_H}" viewBox="0 0 {len(heights)} {_SPARK_H}" '
+        f'preserveAspectRatio="none" fill="{_SPARK_COLOUR}"><path d="{sparkline_path(heights)}"/></svg>'
     )
+
+
+def _stylesheet() -> str:
+    """Styles for every ``.jcnb-static`` table, the same text in each output.
+
+    A notebook's outputs share one page, so each table's ``<style>`` holds
+    the rules of both layouts: the number columns start after the dtype
+    column, one later in a table with a type column (``jcnb-typed``).
+    """
+    t = ".jcnb-static"
+    first = len(["site", "shape", "dtype"]) + 1
+    return (
+        f"<style>{t}{{font:12px monospace;border-collapse:collapse}}"
+        f"{t} td,{t} th{{padding:0 6px;text-align:left;white-space:nowrap}}"
+        f"{t} td:nth-child(n+{first}){{text-align:right}}"
+        f"{t}.jcnb-typed td:nth-child({first}){{text-align:left}}"
+        f"{t} td[colspan]{{text-align:left}}{t} b{{color:var(--jp-error-color1,#c00)}}{t} svg{{vertical-align:middle}}</style>"
+    )
+
+
+def _row(record: Record, show_type: bool, columns: int) -> str:
+    cells, note = row_cells(record)
+    name = site_label(record.path, record.name)
+    if record.call_index:
+        name += f" (call {record.call_index})"
+    texts = [name, *([cells[_TYPE]] if show_type else []), cells[_SHAPE], cells[_SHAPE + 1]]
+    row = "".join(f"<td>{html.escape(text)}</td>" for text in texts)
+    if note is not None:
+        return f'<tr>{row}<td colspan="{columns - len(texts)}">{html.escape(note)}</td></tr>'
+    stats = [html.escape(c) for c in cells[_FIRST_STAT:]]
+    if stats[-1] != "-":  # NaN/Inf present
+        stats[-1] = f"<b>{stats[-1]}</b>"
+    row += "".join(f"<td>{s}</td>" for s in stats)
+    return f"<tr>{row}<td>{sparkline_svg(np.asarray(record.summary.hist))}</td></tr>"
 
 
 def static_html(records: Sequence[Record]) -> str:
-    """A deterministic HTML table of the records, with sparkline histograms."""
-    rows = []
-    for record in records:
-        cells, note = row_cells(record)
-        html_cells = [f"<td>{html.escape(c)}</td>" for c in cells]
-        if note is not None:
-            html_cells.append(f'<td colspan="{len(COLUMNS) - len(cells) + 1}">{html.escape(note)}</td>')
-        else:
-            if cells[-1] != "-":  # NaN/Inf present
-                html_cells[-1] = f'<td style="color:#c00;font-weight:bold">{html.escape(cells[-1])}</td>'
-            html_cells.append(f"<td>{sparkline_svg(np.asarray(record.summary.hist))}</td>")
-        rows.append("<tr>" + "".join(html_cells) + "</tr>")
-    header = "".join(f'<th style="text-align:left">{h}</th>' for h in (*COLUMNS, "histogram"))
+    """A deterministic HTML table of the records: site, shape, dtype, statistics and a histogram.
+
+    The type column appears only when the records have more than one type;
+    a site sowed more than once names the call.
+    """
+    show_type = len({row_cells(r)[0][_TYPE] for r in records}) > 1
+    headers = ["site", *(["type"] if show_type else []), "shape", "dtype", *_STAT_HEADERS, "histogram"]
+    rows = "".join(_row(record, show_type, len(headers)) for record in records)
+    head = "".join(f"<th>{h}</th>" for h in headers)
+    classes = "jcnb-static jcnb-typed" if show_type else "jcnb-static"
     return (
-        '<table class="jcnb-static" style="font-family:monospace;font-size:12px;border-collapse:collapse">'
-        f"<thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'{_stylesheet()}<table class="{classes}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
     )

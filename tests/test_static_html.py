@@ -1,0 +1,125 @@
+"""The script-free HTML table of a CaptureView: small per row, well formed, every site named."""
+
+import html
+from html.parser import HTMLParser
+
+import jax
+import numpy as np
+import pytest
+from flax import nnx
+
+from jaxcapture_nb import capture
+from jaxcapture_nb._records import site_label
+from jaxcapture_nb._widgets.static import bar_heights, sparkline_path
+
+
+class Layer(nnx.Module):
+    """A pre-norm MLP block that sows its activations before and after the nonlinearity."""
+
+    def __init__(self, width, rngs):
+        self.norm = nnx.LayerNorm(width, rngs=rngs)
+        self.up = nnx.Linear(width, 2 * width, rngs=rngs)
+        self.down = nnx.Linear(2 * width, width, rngs=rngs)
+
+    def __call__(self, x):
+        h = self.up(self.norm(x))
+        self.sow(nnx.Intermediate, "pre_act", h)
+        h = nnx.gelu(h)
+        self.sow(nnx.Intermediate, "post_act", h)
+        return x + self.down(h)
+
+
+class DeepMLP(nnx.Module):
+    def __init__(self, depth, width, rngs):
+        self.layers = nnx.List([Layer(width, rngs) for _ in range(depth)])
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Tags(HTMLParser):
+    """Counts start tags and checks that every opened element is closed in order."""
+
+    VOID = {"br", "img", "hr", "meta", "input", "link"}
+
+    def __init__(self):
+        super().__init__()
+        self.counts: dict[str, int] = {}
+        self.open: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.counts[tag] = self.counts.get(tag, 0) + 1
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.counts[tag] = self.counts.get(tag, 0) + 1
+
+    def handle_endtag(self, tag):
+        assert self.open and self.open[-1] == tag, (tag, self.open[-5:])
+        self.open.pop()
+
+
+@pytest.fixture(scope="module")
+def deep_capture():
+    model = DeepMLP(40, 32, nnx.Rngs(0))
+    with capture(model, methods=True) as cap:
+        model(jax.random.normal(jax.random.key(0), (8, 16, 32)))
+    return cap
+
+
+def test_a_deep_model_s_saved_table_takes_at_most_1_kib_per_row(deep_capture):
+    records = deep_capture.records
+    assert len(records) >= 200
+    page = deep_capture.show()._repr_mimebundle_()[0]["text/html"]
+    per_row = len(page.encode()) / len(records)
+    print(f"{len(records)} rows, {per_row:.0f} bytes per row")
+    assert per_row <= 1024
+
+
+def test_the_saved_table_is_well_formed_script_free_and_names_every_site(deep_capture):
+    records = deep_capture.records
+    page = deep_capture.show()._repr_mimebundle_()[0]["text/html"]
+    tags = Tags()
+    tags.feed(page)
+    tags.close()
+    assert tags.open == []
+    assert "script" not in tags.counts and "<script" not in page.lower()
+    assert tags.counts["tr"] == len(records) + 1  # the header and one row per record
+    assert tags.counts["path"] == tags.counts["svg"] == len(records)  # one path per sparkline
+    assert tags.counts["style"] == 1 and ' style="' not in page
+    for record in records:
+        assert f"<td>{html.escape(site_label(record.path, record.name))}</td>" in page
+    assert "<td>layers.3 (output)</td><td>(8,16,32)</td><td>float32</td>" in page
+
+
+def test_sparkline_heights_and_path_follow_the_histogram():
+    heights = bar_heights(np.array([[0, 2, 2, 200], [0, 0, 0, 200]]), height=16)  # stacked rows pool
+    assert heights == [0, 1, 1, 16]
+    assert sparkline_path(heights, height=16) == "M0 16h1V15h2V0h1V16z"
+    assert sparkline_path([0, 0], height=16) == "M0 16h2V16z"
+
+
+def test_nonfinite_counts_are_bold_and_only_mixed_types_get_a_type_column():
+    class Perturbed(nnx.Module):
+        def __call__(self, x):
+            h = self.perturb("h", x)
+            self.sow(nnx.Intermediate, "log", jax.numpy.log(h))
+            return h
+
+    model = Perturbed()
+    x = jax.numpy.array([[-1.0, 1.0, 2.0]])
+    with capture(model) as cap:
+        model(x)
+    page = cap.show()._repr_mimebundle_()[0]["text/html"]
+    assert "<th>type</th>" not in page and "<b>1/0</b>" in page
+    with capture(model, nnx.Intermediate, nnx.Perturbation) as both:
+        model(x)
+    page = both.show()._repr_mimebundle_()[0]["text/html"]
+    assert "<th>type</th>" in page and "<td>Perturbation</td>" in page
+    # Outputs share a page: both tables carry the same styles, which cannot restyle the other.
+    first, second = cap.show()._repr_mimebundle_()[0]["text/html"], page
+    assert first.split("</style>")[0] == second.split("</style>")[0]
+    assert '<table class="jcnb-static">' in first and '<table class="jcnb-static jcnb-typed">' in second
