@@ -86,10 +86,7 @@ function render({ model, el }) {
   // -- Table ---------------------------------------------------------------
   const header = h("div", "jcnb-header");
   const title = h("span", "jcnb-title");
-  const filter = /** @type {HTMLInputElement} */ (h("input", "jcnb-filter"));
-  filter.placeholder = "filter paths (regular expression)";
-  filter.type = "search";
-  filter.setAttribute("aria-label", "filter sites by path");
+  const filter = siteFilter("jcnb-filter");
   header.append(title, filter);
   const flag = h("button", "jcnb-flag");
   flag.type = "button";

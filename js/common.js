@@ -48,6 +48,18 @@ function sized(canvas, w, hgt) {
 
 
 /**
+ * The search box over site names whose text siteMatcher reads.
+ * @param {string} cls the widget's class for it
+ */
+function siteFilter(cls) {
+  const filter = /** @type {HTMLInputElement} */ (h("input", cls));
+  filter.type = "search";
+  filter.placeholder = "filter sites (regex)";
+  filter.setAttribute("aria-label", "filter sites (regular expression)");
+  return filter;
+}
+
+/**
  * What a site filter box selects: its text as a regular expression, or as
  * plain text when it is not one (the box is then marked and says so).
  * @param {HTMLInputElement} filter

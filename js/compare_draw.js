@@ -5,7 +5,11 @@
 // read the same. Strings from user code (site names, mode labels) are set
 // with textContent only, never parsed as HTML.
 
-/** @typedef {{site: string, type: string, shapes: (number[] | null)[]}} Site */
+/**
+ * A site: `site` is its dotted name (what filters and include= match),
+ * `label` how the views name it ("dropout (output)").
+ * @typedef {{site: string, label: string, type: string, shapes: (number[] | null)[]}} Site
+ */
 
 const SPARK = { width: 120, height: 28 };
 const LARGE = { width: 540, height: 240, left: 52, right: 14, top: 10, bottom: 22 };
@@ -154,10 +158,7 @@ function mountComparison(model, host, prefix) {
   const header = h("div", "jcnb-cmp-header");
   const title = h("span", "jcnb-cmp-title");
   const legend = h("span", "jcnb-cmp-legend");
-  const filter = /** @type {HTMLInputElement} */ (h("input", "jcnb-cmp-filter"));
-  filter.type = "search";
-  filter.placeholder = "filter sites (regex)";
-  filter.setAttribute("aria-label", "filter sites (regex)");
+  const filter = siteFilter("jcnb-cmp-filter");
   header.append(title, legend, filter);
   const note = h("div", "jcnb-cmp-note");
   const table = h("div", "jcnb-cmp-table");
@@ -190,7 +191,7 @@ function mountComparison(model, host, prefix) {
     const ctx = document.createElement("canvas").getContext("2d");
     if (!ctx) return 220;
     ctx.font = getComputedStyle(root).font || "12px monospace";
-    const widest = Math.max(0, ...d.sites.map((s) => ctx.measureText(s.label ?? s.site).width));
+    const widest = Math.max(0, ...d.sites.map((s) => ctx.measureText(s.label).width));
     return Math.ceil(Math.min(360, Math.max(140, widest + 16)));
   }
 
@@ -229,13 +230,13 @@ function mountComparison(model, host, prefix) {
     const row = h("div", "jcnb-cmp-row jcnb-cmp-body");
     const shift = d.shift(i);
     row.dataset.site = site.site;
-    row.dataset.label = site.label ?? site.site;
+    row.dataset.label = site.label;
     row.dataset.shift = String(shift);
     row.dataset.index = String(i);
     row.tabIndex = 0;
-    const name = h("span", "jcnb-cmp-cell jcnb-cmp-site", site.label ?? site.site);
+    const name = h("span", "jcnb-cmp-cell jcnb-cmp-site", site.label);
     const nans = d.modes.map((label, mode) => [label, d.stat(i, mode, "nan")]).filter(([, n]) => Number(n) > 0);
-    name.title = `${site.label ?? site.site}\n${site.site} (${site.type})` + nans.map(([label, n]) => `\n${n} NaN in ${label}`).join("");
+    name.title = `${site.label}\n${site.site} (${site.type})` + nans.map(([label, n]) => `\n${n} NaN in ${label}`).join("");
     if (nans.length) row.classList.add("jcnb-cmp-nonfinite");
     row.appendChild(name);
 
@@ -374,7 +375,7 @@ function mountComparison(model, host, prefix) {
     detail.hidden = false;
     const site = d.sites[i];
     const heading = h("div", "jcnb-cmp-detail-title");
-    heading.append(h("span", "jcnb-cmp-detail-site", site.label ?? site.site), h("span", "jcnb-cmp-detail-type", ` ${site.type}`));
+    heading.append(h("span", "jcnb-cmp-detail-site", site.label), h("span", "jcnb-cmp-detail-type", ` ${site.type}`));
     const body = h("div", "jcnb-cmp-detail-body");
     const figure = h("div", "jcnb-cmp-figure");
 

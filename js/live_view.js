@@ -122,9 +122,7 @@ function render({ model, el }) {
   const progress = h("span", "jcnb-live-progress");
   const flag = h("button", "jcnb-live-flag");
   flag.hidden = true;
-  const filter = /** @type {HTMLInputElement} */ (h("input", "jcnb-live-filter"));
-  filter.placeholder = "filter sites (regex)";
-  filter.setAttribute("aria-label", "filter sites");
+  const filter = siteFilter("jcnb-live-filter");
   head.append(progress, flag, filter);
   const waiting = h("div", "jcnb-hint jcnb-live-waiting");
   waiting.hidden = true;

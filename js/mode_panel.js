@@ -65,8 +65,8 @@ function parse(kind, text) {
   return text;
 }
 
-/** Traits the status line, code box and comparison note are drawn from. */
-const STATUS_TRAITS = ["_busy", "_can_compare", "_against", "_error", "_code", "_revision", "_compared", "_stale"];
+/** Traits the status line, code box, comparison note and its visibility are drawn from. */
+const STATUS_TRAITS = ["_busy", "_can_compare", "_against", "_error", "_code", "_revision", "_compared", "_stale", "_compare_modes"];
 
 /** What the Compare button says it compares, by the `_against` choice ("" for the user's function). */
 const COMPARE_TIPS = {
@@ -290,7 +290,6 @@ function render({ model, el }) {
   model.on("change:_linen", build);
   model.on("change:_values", refresh);
   for (const name of STATUS_TRAITS) model.on(`change:${name}`, status);
-  model.on("change:_compare_modes", status);
   root.dataset.ready = "true";
   el.classList.add("jcnb-ready");
 
@@ -299,7 +298,6 @@ function render({ model, el }) {
     model.off("change:_linen", build);
     model.off("change:_values", refresh);
     for (const name of STATUS_TRAITS) model.off(`change:${name}`, status);
-    model.off("change:_compare_modes", status);
     stopComparison();
   };
 }

@@ -6,7 +6,8 @@ statistics (float64) and the histogram on the site's shared range (int32),
 per site that range (float64), and per site and mode the shift score
 (float64). Only text travels as JSON: site names, types, shapes, mode labels.
 The drawing lives in js/compare_draw.js, which ModePanel's front end shares:
-:func:`comparison_state` gives the traits of both, the panel's under a prefix.
+:func:`comparison_traits` declares the traits of both, the panel's under a
+prefix, and :func:`comparison_state` gives their values.
 """
 
 from __future__ import annotations
@@ -41,8 +42,34 @@ def _buffers(comparison: Comparison) -> dict[str, bytes]:
     }
 
 
+def comparison_traits(prefix: str = "") -> type[t.HasTraits]:
+    """A base class holding the synced traits a comparison is drawn from, each named ``prefix + name``.
+
+    CompareView takes them as they are; ModePanel under ``"_compare"``, so
+    its own traits stay apart. js/compare_draw.js reads them by the same names.
+
+    Example:
+      >>> sorted(comparison_traits("_compare").class_trait_names())[:3]
+      ['_compare_bins', '_compare_colours', '_compare_hists']
+    """
+    traits = {
+        "_modes": t.List(t.Unicode()),
+        "_colours": t.List(t.Unicode(), list(MODE_COLOURS)),
+        "_sites": t.List(t.Dict()),  # site, label, type, shapes (per mode, None if not reached)
+        "_stat_columns": t.List(t.Unicode(), list(STAT_COLUMNS)),
+        "_stats": t.Bytes(),  # float64 [sites, modes, stat columns]
+        "_hists": t.Bytes(),  # int32 [sites, modes, bins]
+        "_ranges": t.Bytes(),  # float64 [sites, 2]: lo, hi
+        "_shifts": t.Bytes(),  # float64 [sites, modes]
+        "_bins": t.Int(0),
+        "_note": t.Unicode(SHIFT_NOTE),
+    }
+    named = {prefix + name: trait.tag(sync=True) for name, trait in traits.items()}
+    return type("ComparisonTraits", (t.HasTraits,), named)
+
+
 def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[str, Any]:
-    """The trait values a comparison is drawn from, named ``prefix + "_modes"`` and so on.
+    """The values of :func:`comparison_traits` for a comparison, named ``prefix + "_modes"`` and so on.
 
     ``None`` gives the empty state (no modes, no sites): nothing to draw.
 
@@ -83,7 +110,7 @@ def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[st
     return {prefix + name: value for name, value in state.items()}
 
 
-class CompareView(anywidget.AnyWidget):
+class CompareView(comparison_traits(), anywidget.AnyWidget):
     """Sites sorted by how far their distribution moves between modes.
 
     Each row shows the site's shift, the modes' histograms overlaid, and the
@@ -107,17 +134,6 @@ class CompareView(anywidget.AnyWidget):
 
     _esm = module("compare_view.js", extra=("compare_draw.js",))
     _css = stylesheet("compare_view.css")
-
-    _modes = t.List(t.Unicode()).tag(sync=True)
-    _colours = t.List(t.Unicode(), list(MODE_COLOURS)).tag(sync=True)
-    _sites = t.List(t.Dict()).tag(sync=True)  # site, type, shapes (per mode, None if not reached)
-    _stat_columns = t.List(t.Unicode(), list(STAT_COLUMNS)).tag(sync=True)
-    _stats = t.Bytes().tag(sync=True)  # float64 [sites, modes, stat columns]
-    _hists = t.Bytes().tag(sync=True)  # int32 [sites, modes, bins]
-    _ranges = t.Bytes().tag(sync=True)  # float64 [sites, 2]: lo, hi
-    _shifts = t.Bytes().tag(sync=True)  # float64 [sites, modes]
-    _bins = t.Int(0).tag(sync=True)
-    _note = t.Unicode(SHIFT_NOTE).tag(sync=True)
 
     def __init__(self, comparison: Comparison, **kwargs: Any):
         self._comparison = comparison

@@ -27,7 +27,7 @@ import traitlets as t
 from flax import linen as nn
 from flax import nnx
 
-from jaxcapture_nb._compare import SHIFT_NOTE, STAT_COLUMNS, Comparison
+from jaxcapture_nb._compare import Comparison
 from jaxcapture_nb._modes import (
     PRESETS,
     ModeError,
@@ -38,8 +38,7 @@ from jaxcapture_nb._modes import (
     view_options,
     with_mode,
 )
-from jaxcapture_nb._widgets.compare_static import MODE_COLOURS
-from jaxcapture_nb._widgets.compare_view import CompareView, comparison_state
+from jaxcapture_nb._widgets.compare_view import CompareView, comparison_state, comparison_traits
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.mode_static import OptionRow, panel_html, panel_text
 from jaxcapture_nb._widgets.static import with_fallback
@@ -114,12 +113,14 @@ def _group_json(label: str, group: ModuleOptions) -> dict[str, Any]:
     }
 
 
-class ModePanel(anywidget.AnyWidget):
+class ModePanel(comparison_traits("_compare"), anywidget.AnyWidget):
     """Train/eval switches for an NNX model, and what switching them changes.
 
     Made by :func:`mode_panel`. One widget: the switches, the Flax code of
     the view they make, and, once Compare has run, the comparison, marked
-    stale when the switches move after it.
+    stale when the switches move after it. The comparison shown is held in
+    CompareView's traits under the ``_compare`` prefix (``_compare_modes``
+    and so on; see :func:`~jaxcapture_nb._widgets.compare_view.comparison_traits`).
 
     Attributes:
       original: the model, never changed by the panel.
@@ -141,17 +142,6 @@ class ModePanel(anywidget.AnyWidget):
     _stale = t.Bool(False).tag(sync=True)  # the settings changed since that comparison
     _busy = t.Bool(False).tag(sync=True)
     _linen = t.Unicode("").tag(sync=True)
-    # The comparison shown, as CompareView's traits of the same names (see comparison_state).
-    _compare_modes = t.List(t.Unicode()).tag(sync=True)
-    _compare_colours = t.List(t.Unicode(), list(MODE_COLOURS)).tag(sync=True)
-    _compare_sites = t.List(t.Dict()).tag(sync=True)
-    _compare_stat_columns = t.List(t.Unicode(), list(STAT_COLUMNS)).tag(sync=True)
-    _compare_stats = t.Bytes().tag(sync=True)
-    _compare_hists = t.Bytes().tag(sync=True)
-    _compare_ranges = t.Bytes().tag(sync=True)
-    _compare_shifts = t.Bytes().tag(sync=True)
-    _compare_bins = t.Int(0).tag(sync=True)
-    _compare_note = t.Unicode(SHIFT_NOTE).tag(sync=True)
 
     def __init__(
         self,
@@ -188,7 +178,7 @@ class ModePanel(anywidget.AnyWidget):
         self._settings: dict[str, dict[str, Any]] = {}
         self._mode_error = self._compare_failure = ""
         self._quiet = False
-        self._uses_inputs = False  # Compare runs the panel's own comparison on inputs=
+        self._inputs: tuple[Any, ...] | None = None  # what the panel's own comparison runs on
         if linen:
             self._option_groups: dict[str, ModuleOptions] = {}
             self._view = model
@@ -207,8 +197,9 @@ class ModePanel(anywidget.AnyWidget):
         if compare is not None:
             self.on_compare(compare)
         if inputs is not None:
-            self._compare_fn = self._against_the_inputs(tuple(inputs))
-            self._uses_inputs = self._can_compare = True
+            self._inputs = tuple(inputs)
+            self._compare_fn = self._compare_on_inputs
+            self._can_compare = True
             self.against = against
 
     @property
@@ -245,7 +236,7 @@ class ModePanel(anywidget.AnyWidget):
 
     @against.setter
     def against(self, value: str) -> None:
-        if not self._uses_inputs:
+        if self._inputs is None:
             raise ValueError("against applies to a panel made with inputs=, not to a compare function")
         if value not in AGAINST:
             raise ValueError(f"against takes {' or '.join(map(repr, AGAINST))}, got {value!r}")
@@ -291,7 +282,7 @@ class ModePanel(anywidget.AnyWidget):
           fn: called with ``panel.model`` when Compare is pressed.
         """
         self._compare_fn = fn
-        self._uses_inputs = False
+        self._inputs = None
         self._against = ""
         self._can_compare = True
 
@@ -310,18 +301,16 @@ class ModePanel(anywidget.AnyWidget):
         chosen = [f"{c}.{k}={v!r}" for c, options in self._settings.items() for k, v in options.items()]
         return f"current view ({', '.join(chosen) or 'nothing set'})"
 
-    def _against_the_inputs(self, inputs: tuple[Any, ...]) -> Callable[[Any], Any]:
+    def _compare_on_inputs(self, view: Any) -> Comparison:
+        """The panel's own comparison: ``view`` against what ``against`` names, on ``inputs=``."""
         from jaxcapture_nb._compare import compare_modes
 
-        def compare(view: Any) -> Any:
-            if self._against == "presets":
-                # Train first: the view's shift then reads as how far it is from training.
-                modes = {"train preset": "train", "eval preset": "eval", self.view_label(): view}
-            else:
-                modes = {"model as it is": {}, self.view_label(): view}
-            return compare_modes(self.original, *inputs, modes=modes)
-
-        return compare
+        if self._against == "presets":
+            # Train first: the view's shift then reads as how far it is from training.
+            modes = {"train preset": "train", "eval preset": "eval", self.view_label(): view}
+        else:
+            modes = {"model as it is": {}, self.view_label(): view}
+        return compare_modes(self.original, *self._inputs, modes=modes)
 
     def compare(self) -> Any:
         """Runs the compare function on the current view and shows its result, as the button does.
@@ -457,7 +446,7 @@ class ModePanel(anywidget.AnyWidget):
             self._apply(change["new"], strict=False)
 
     def _on_against(self, change: dict[str, Any]) -> None:
-        if self._uses_inputs and change["new"] not in AGAINST:
+        if self._inputs is not None and change["new"] not in AGAINST:
             self._against = change["old"]  # an unknown choice from the browser: keep the last one
             return
         self._stale = self._is_stale()

@@ -123,7 +123,7 @@ def static_html(records: Sequence[Record]) -> str:
     The type column appears only when the records have more than one type;
     a site sowed more than once names the call.
     """
-    show_type = len({row_cells(r)[0][_TYPE] for r in records}) > 1
+    show_type = len({r.var_type for r in records}) > 1
     headers = ["site", *(["type"] if show_type else []), "shape", "dtype", *_STAT_HEADERS, "histogram"]
     rows = "".join(_row(record, show_type, len(headers)) for record in records)
     head = "".join(f"<th>{h}</th>" for h in headers)
