@@ -28,7 +28,7 @@ from jaxcapture_nb._capture import Capture, capture
 from jaxcapture_nb._float32 import magnitude_bits, scale_exponent, scaled
 from jaxcapture_nb._modes import Mode, mode_label, with_mode
 from jaxcapture_nb._records import Record, _type_name, flat_stats, number_text, site_label
-from jaxcapture_nb._summary import DEFAULT_BINS, _edges, _histogram
+from jaxcapture_nb._summary import DEFAULT_BINS, _as_real, _edges, _histogram, stats_dtype
 
 # Statistics shown side by side, in this order (shared with js/compare_view.js).
 STAT_COLUMNS = ("mean", "std", "min", "max", "zero_pct", "nan")
@@ -140,11 +140,14 @@ class Comparison:
 def _shared_histograms(values: tuple[jax.Array, ...], bins: int) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Counts of each array's finite values on one range spanning them all."""
     # Not flattened: merging a sharded axis with others would gather the array.
-    floats = [v.astype(jnp.float32) for v in values]
+    # Compared in the summaries' float type: float64 if any value is 64-bit
+    # (int64 beyond 2**53 then rounds to float64), else float32.
+    common = np.result_type(*(stats_dtype(v.dtype) for v in values))
+    floats = [_as_real(v)[0].astype(common) for v in values]
     lo = jnp.min(jnp.stack([jnp.min(jnp.where(jnp.isfinite(v), v, jnp.inf)) for v in floats]))
     hi = jnp.max(jnp.stack([jnp.max(jnp.where(jnp.isfinite(v), v, -jnp.inf)) for v in floats]))
     lo, hi = _edges(lo, hi)
-    # Binned in units of 2**e, so that a range as wide as float32's own
+    # Binned in units of 2**e, so that a range as wide as the float type's own
     # (masked logits beside large values) does not overflow.
     e = scale_exponent(jnp.maximum(magnitude_bits(lo), magnitude_bits(hi)))
     lo_scaled = scaled(lo, e)
@@ -180,8 +183,9 @@ def _shift_scores(hists: np.ndarray, lo: float, hi: float, stds: np.ndarray, mea
       [0.0, 0.071]
     """
     distances = _earth_movers(hists, lo, hi)
-    pooled = np.sqrt((np.square(stds) + np.square(stds[0])) / 2)
-    magnitude = np.sqrt((np.square(means) + np.square(means[0])) / 2)
+    # hypot: the squares of float64 statistics near 1e300 would overflow.
+    pooled = np.hypot(stds, stds[0]) / np.sqrt(2)
+    magnitude = np.hypot(means, means[0]) / np.sqrt(2)
     scale = np.where(pooled > 0, pooled, magnitude)
     with np.errstate(invalid="ignore", divide="ignore"):
         scores = np.where(scale > 0, distances / scale, 0.0)

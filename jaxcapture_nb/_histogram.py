@@ -88,7 +88,8 @@ def _histogram_on_one_device(index: jax.Array, slots: int) -> jax.Array:
     pairs = index.reshape(-1, 2)
     table = _count_codes(2 * (pairs[:, 0] * width + pairs[:, 1]) + 1, width * width)
     table = table.reshape(width, width)
-    return (table.sum(axis=0) + table.sum(axis=1))[:slots]
+    # int32 sums: with jax_enable_x64 on, an integer sum would widen to int64.
+    return (table.sum(axis=0, dtype=jnp.int32) + table.sum(axis=1, dtype=jnp.int32))[:slots]
 
 
 _SCATTER_INTO_VECTOR = jax.lax.ScatterDimensionNumbers(

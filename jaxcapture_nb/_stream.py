@@ -66,6 +66,21 @@ _NONFINITE_FIELDS = [INT_FIELDS.index(f"{name}_count") for name in ("nan", "posi
 _MEAN = STAT_COLUMNS.index("mean")
 _ZERO_PCT = STAT_COLUMNS.index("zero_pct")
 _FIRST_PERCENTILE = STAT_COLUMNS.index("p0")
+_FLOAT32_MAX = np.finfo(np.float32).max
+
+
+def saturated(stats: Any) -> np.ndarray:
+    """Statistics as float32, the live view's type: float64 ones beyond its range saturate at its largest.
+
+    The live view draws its rows in float32; a float64 value beyond
+    3.4e38 then reads as that, rather than as infinite.
+
+    Example:
+      >>> saturated(np.array([1e300, -1e300, 2.0, np.nan])).tolist()[1:]
+      [-3.4028234663852886e+38, 2.0, nan]
+    """
+    return np.clip(np.asarray(stats, np.float64), -_FLOAT32_MAX, _FLOAT32_MAX).astype(np.float32)
+
 
 # The summary of an array sowed outside a compiled step, or handed to update().
 _packed_row = jax.jit(packed_summary, static_argnames="bins")
@@ -118,7 +133,7 @@ def hist_percentiles(hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any) -
     out = lo + (below + within) * ((hi - lo) / bins)
     out[:, 0], out[:, -1] = vmin[:, 0], vmax[:, 0]
     out[total[:, 0] == 0] = np.nan
-    return out.astype(np.float32).reshape(*lead, len(PERCENTILES))
+    return saturated(out).reshape(*lead, len(PERCENTILES))
 
 
 def row_stats(summaries: Summary, sizes: np.ndarray) -> np.ndarray:
@@ -131,7 +146,7 @@ def row_stats(summaries: Summary, sizes: np.ndarray) -> np.ndarray:
     """
     stats, counts = summaries.stats, summaries.counts
     out = np.empty((len(stats), len(STAT_COLUMNS)), np.float32)
-    out[:, _FLOAT_COLUMNS] = stats
+    out[:, _FLOAT_COLUMNS] = saturated(stats)
     out[:, _NONFINITE_COLUMNS] = counts[:, _NONFINITE_FIELDS]
     zeros = counts[:, INT_FIELDS.index("zero_count")]
     out[:, _ZERO_PCT] = np.divide(100.0 * zeros, sizes, out=np.full(len(sizes), np.nan), where=sizes > 0)
@@ -204,7 +219,7 @@ class SiteSeries:
                 table[: len(keep)] = table[keep]
             self.size = len(keep)
             self.stride *= 2
-        self.stats[self.size] = stats
+        self.stats[self.size] = saturated(stats)
         self.hists[self.size] = hist
         self.steps[self.size] = step
         self.size += 1

@@ -25,8 +25,9 @@ import numpy as np
 
 from jaxcapture_nb._backends.flax_internals import is_tracer
 from jaxcapture_nb._float32 import (
-    INF_BITS,
+    float_format,
     from_order_key,
+    inf_bits,
     is_zero,
     magnitude_bits,
     order_key,
@@ -134,7 +135,12 @@ class Summary:
         lo = np.asarray(self.lo, np.float64)[..., None]
         hi = np.asarray(self.hi, np.float64)[..., None]
         steps = np.linspace(0.0, 1.0, self.bins + 1)
-        return lo + (hi - lo) * steps
+        with np.errstate(over="ignore"):
+            width = hi - lo
+        if np.isfinite(width).all():
+            return lo + width * steps
+        # A float64 range wider than the largest float64: in halves (exact).
+        return (lo / 2 + (hi / 2 - lo / 2) * steps) * 2
 
     def to_numpy(self) -> Summary:
         """Returns the same summary with both arrays on the host (itself, if they are).
@@ -169,9 +175,30 @@ def _note(dtype: Any) -> str:
     return "magnitude of complex values" if jnp.issubdtype(dtype, jnp.complexfloating) else ""
 
 
-def _as_real_float32(x: jax.Array) -> tuple[jax.Array, str]:
+def stats_dtype(dtype: Any) -> np.dtype:
+    """The float type of a summary's statistics: float64 for 64-bit values, float32 for the rest.
+
+    64-bit values (float64, int64, uint64, complex128) exist only with
+    ``jax_enable_x64``; everything narrower is summarized in float32 whether
+    or not it is set, so its summaries do not change with it.
+
+    Example:
+      >>> stats_dtype(np.float64), stats_dtype(np.uint64), stats_dtype(np.int32), stats_dtype(np.bool_)
+      (dtype('float64'), dtype('float64'), dtype('float32'), dtype('float32'))
+    """
+    return _stats_dtype(np.dtype(dtype))
+
+
+@functools.cache
+def _stats_dtype(dtype: np.dtype) -> np.dtype:
+    wide = (dtype.itemsize == 8 and dtype.kind in "fiu") or dtype == np.complex128
+    return np.dtype(np.float64 if wide else np.float32)
+
+
+def _as_real(x: jax.Array) -> tuple[jax.Array, str]:
+    """The values to summarize, as float32 or float64 (see :func:`stats_dtype`), and the note on them."""
     note = _note(x.dtype)
-    return (jnp.abs(x) if note else x).astype(jnp.float32), note
+    return (jnp.abs(x) if note else x).astype(stats_dtype(x.dtype)), note
 
 
 def _edges(lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -179,7 +206,7 @@ def _edges(lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, jax.Array]:
 
     Distinct ``lo`` and ``hi`` are the edges as they are, subnormal ones
     included (they are compared by their bits, which a CPU does not flush to
-    zero). A constant's padded edges stay within float32.
+    zero). A constant's padded edges stay within its float type.
 
     Example:
       >>> [float(e) for e in _edges(jnp.float32(3.4e38), jnp.float32(3.4e38))]
@@ -189,7 +216,7 @@ def _edges(lo: jax.Array, hi: jax.Array) -> tuple[jax.Array, jax.Array]:
     spread = order_key(hi) > order_key(lo)
     lo0, hi0 = jnp.where(empty, 0.0, lo), jnp.where(empty, 0.0, hi)
     pad = jnp.maximum(jnp.abs(lo0) * 1e-3, 0.5)
-    largest = np.finfo(np.float32).max
+    largest = np.finfo(lo.dtype).max
     return (
         jnp.where(spread, lo, jnp.maximum(lo0 - pad, -largest)),
         jnp.where(spread, hi, jnp.minimum(hi0 + pad, largest)),
@@ -213,19 +240,21 @@ def _index_all_finite(v: jax.Array, lo: jax.Array, scale: jax.Array, bins: int) 
     rounds to a multiple of ``2**(p - 23)``, so a value less than that part
     of a bin below an edge (1/131072 of a bin, for 64 bins) counts in the
     bin above, as rounding in ``(v - lo) * scale`` already makes values near
-    the top of the range do. Zeros are told apart by their bits: a CPU
-    compares a subnormal value as equal to zero.
+    the top of the range do; for a float64 that part is 2**29 times smaller.
+    Zeros are told apart by their bits: a CPU compares a subnormal value as
+    equal to zero.
 
     Example:
       >>> _index_all_finite(jnp.array([-1.0, 0.0, 0.49, 0.5, 1.0]), -1.0, 2.0, 4).tolist()
       [0, 4, 2, 3, 3]
     """
+    f = float_format(v.dtype)
     p = (bins - 1).bit_length()  # at most 16, as bins <= MAX_BINS
-    power = jnp.float32(2**p)
-    bits = jax.lax.bitcast_convert_type((v - lo) * scale + power, jnp.int32)
-    offset = bits - jax.lax.bitcast_convert_type(power, jnp.int32)
-    index = jnp.minimum(jax.lax.shift_right_logical(offset, jnp.int32(23 - p)), bins - 1)
-    return jnp.where(is_zero(v), bins + _ZERO, index)
+    power = jnp.asarray(2**p, v.dtype)
+    bits = jax.lax.bitcast_convert_type((v - lo) * scale + power, f.bits)
+    offset = bits - jax.lax.bitcast_convert_type(power, f.bits)
+    index = jnp.minimum(jax.lax.shift_right_logical(offset, f.bits.type(f.mantissa - p)), bins - 1)
+    return jnp.where(is_zero(v), bins + _ZERO, index.astype(jnp.int32))
 
 
 def _index_careful(v: jax.Array, u: jax.Array, lo: jax.Array, scale: jax.Array, bins: int) -> jax.Array:
@@ -233,22 +262,23 @@ def _index_careful(v: jax.Array, u: jax.Array, lo: jax.Array, scale: jax.Array, 
     index = jnp.clip(jnp.floor((u - lo) * scale), 0, bins - 1).astype(jnp.int32)
     magnitude = magnitude_bits(v)
     index = jnp.where(is_zero(v), bins + _ZERO, index)
-    index = jnp.where(magnitude > INF_BITS, bins + _NAN, index)
+    index = jnp.where(magnitude > inf_bits(v), bins + _NAN, index)
     infinity = jnp.where(v > 0, bins + _POSINF, bins + _NEGINF)
-    return jnp.where(magnitude == INF_BITS, infinity, index)
+    return jnp.where(magnitude == inf_bits(v), infinity, index)
 
 
 # Below this magnitude the squares of an array's values, and of their
-# deviations from the mean, would fall among float32's subnormals, and on a
-# CPU to zero.
-_TINY = np.float32(2.0**-32)
+# deviations from the mean, would fall among the subnormals, and on a CPU to
+# zero: about a quarter of the float type's exponent range below 1.
+_TINY = {np.dtype(np.float32): np.float32(2.0**-32), np.dtype(np.float64): np.float64(2.0**-256)}
 
 
 class _Found(NamedTuple):
     """What a pass over an array finds: everything its statistics need.
 
     ``low``, ``high``, ``total``, ``squares`` and ``pivot`` are in units of
-    ``2**e`` (``e`` is 0 after the fast pass); the rest as the values are.
+    ``2**e`` (``e``, an int32, is 0 after the fast pass); the rest as the
+    values are. The floats have the values' type.
     ``slots`` has each zero counted both in its bin and in the zero slot.
     """
 
@@ -277,12 +307,12 @@ def _pass_fast(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> _Found:
     """Histogram of an all-finite array of ordinary magnitude whose reductions are already known."""
     slots = _histogram(_index_all_finite(v, lo_edge, bins / (hi_edge - lo_edge), bins), bins + 4)
     slots = _with_zeros_in_their_bin(slots, lo_edge, hi_edge, bins)
-    return _Found(lo, hi, lo_edge, hi_edge, jnp.int32(0), lo, hi, total, squares, jnp.float32(0.0), slots)
+    zero = jnp.zeros((), v.dtype)
+    return _Found(lo, hi, lo_edge, hi_edge, jnp.int32(0), lo, hi, total, squares, zero, slots)
 
 
 def _not_yet(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> _Found:
     """Placeholders, when the careful pass comes next."""
-    del v
     zero = jnp.int32(0)
     return _Found(
         lo,
@@ -294,7 +324,7 @@ def _not_yet(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> _Found:
         hi,
         total,
         squares,
-        jnp.float32(0),
+        jnp.zeros((), v.dtype),
         jnp.zeros(bins + 4, zero.dtype),
     )
 
@@ -303,17 +333,18 @@ def _pass_careful(v: jax.Array, *, bins: int) -> _Found:
     """Everything again over the finite values only, in units of a power of two.
 
     Runs when a NaN or Inf is present, when a sum, a square or the range
-    overflows float32, or when the values are too small to square. Min and
+    overflows the float type, or when the values are too small to square. Min and
     max are taken over the values' bits, which keeps subnormal ones that a
     CPU's float comparisons read as zero. The values are then scaled by
     ``2**-e``, ``e`` chosen so that the widest bin edge becomes about 1: the
     sums cannot overflow and the squares of all but negligible values stay
     normal.
     """
-    finite = magnitude_bits(v) < INF_BITS
+    finite = magnitude_bits(v) < inf_bits(v)
     key = order_key(v)
-    lo = from_order_key(jnp.min(jnp.where(finite, key, order_key(jnp.inf)), initial=order_key(jnp.inf)))
-    hi = from_order_key(jnp.max(jnp.where(finite, key, order_key(-jnp.inf)), initial=order_key(-jnp.inf)))
+    top, bottom = order_key(jnp.asarray(jnp.inf, v.dtype)), order_key(jnp.asarray(-jnp.inf, v.dtype))
+    lo = from_order_key(jnp.min(jnp.where(finite, key, top), initial=top), v.dtype)
+    hi = from_order_key(jnp.max(jnp.where(finite, key, bottom), initial=bottom), v.dtype)
     lo_edge, hi_edge = _edges(lo, hi)
     e = scale_exponent(jnp.maximum(magnitude_bits(lo_edge), magnitude_bits(hi_edge)))
     u, low, high = scaled(v, e), scaled(lo, e), scaled(hi, e)
@@ -334,14 +365,14 @@ def _one_pass_variance(v, mean, n, e, variance):
 def _centred_variance(v, mean, n, e, variance):
     """The variance from a second pass over the values' deviations from their mean, in units of ``2**e``."""
     del variance
-    return jnp.sum(jnp.where(magnitude_bits(v) < INF_BITS, jnp.square(scaled(v, e) - mean), 0.0)) / n
+    return jnp.sum(jnp.where(magnitude_bits(v) < inf_bits(v), jnp.square(scaled(v, e) - mean), 0.0)) / n
 
 
-# The one-pass variance E[(v - pivot)^2] - (mean - pivot)^2 loses float32
-# precision in proportion to (mean - pivot)^2 / variance. Below this ratio
-# its std stayed within 3.5e-6 of float64's over normal, uniform and
-# exponential samples of 10 to a million values (a ratio of 1000 allowed
-# 1.4e-4); above it the centred pass runs.
+# The one-pass variance E[(v - pivot)^2] - (mean - pivot)^2 loses precision
+# in proportion to (mean - pivot)^2 / variance. Below this ratio its float32
+# std stayed within 3.5e-6 of float64's over normal, uniform and exponential
+# samples of 10 to a million values (a ratio of 1000 allowed 1.4e-4), and
+# a float64 std within 1e-14 of exact; above it the centred pass runs.
 _ILL_CONDITIONED = 16.0
 
 
@@ -351,8 +382,18 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
         return _no_summary(x, "PRNG key array: its bits are not numbers")
     # Summaries observe a value and are never differentiated: a sow inside
     # nnx.grad would otherwise carry tangents through every summary op.
-    v, note = _as_real_float32(jax.lax.stop_gradient(jnp.asarray(x)))
+    x = jax.lax.stop_gradient(jnp.asarray(x))
+    if x.dtype in (np.int64, np.uint64) and x.size:
+        stats, counts = _summarize_integers(x, bins)
+        note = ""
+    else:
+        v, note = _as_real(x)
+        stats, counts = _summarize_floats(v, bins)
+    return Summary(stats=stats, counts=counts, shape=shape, dtype=dtype, note=note)
 
+
+def _summarize_floats(v: jax.Array, bins: int) -> tuple[jax.Array, jax.Array]:
+    """The ``stats`` and ``counts`` of a float32 or float64 array, in its own float type."""
     # These four reductions share one read of the data (XLA fuses sibling
     # reductions that do not depend on each other). Vectorized min/max may
     # drop a NaN, but the sums never do. Masking every element costs several
@@ -373,7 +414,7 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
         & jnp.isfinite(squares)
         & jnp.isfinite(hi_edge - lo_edge)
         & (lo <= hi)
-        & ((jnp.maximum(-lo, hi) >= _TINY) | (lo == hi))
+        & ((jnp.maximum(-lo, hi) >= _TINY[v.dtype]) | (lo == hi))
     )
     found = jax.lax.cond(
         fast,
@@ -389,18 +430,28 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
     found = jax.lax.cond(
         ~fast | flushed, lambda v, _: _pass_careful(v, bins=bins), lambda _, found: found, v, found
     )
+    count, counts = _counts(found.slots, v.size, bins)
+    mean, std = _moments(v, found, count)
+    stats = [found.lo, found.hi, mean, std, found.lo_edge, found.hi_edge]
+    return _stats_row(stats, count, v.dtype), counts
 
-    slots = found.slots
+
+def _counts(slots: jax.Array, size: int, bins: int) -> tuple[jax.Array, jax.Array]:
+    """The number of finite values, and the ``counts`` row, from the histogram's slots."""
     zero_count = slots[bins + _ZERO]
     nan_count = slots[bins + _NAN]
     posinf_count = slots[bins + _POSINF]
     neginf_count = slots[bins + _NEGINF]
-    count = jnp.int32(v.size) - nan_count - posinf_count - neginf_count
+    count = jnp.int32(size) - nan_count - posinf_count - neginf_count
+    counts = [count, nan_count, posinf_count, neginf_count, zero_count]
+    return count, jnp.concatenate([jnp.stack(counts), slots[:bins]]).astype(jnp.int32)
 
-    empty = count == 0
-    n = jnp.maximum(count, 1).astype(jnp.float32)
-    # Rounding can carry the mean just past the values, and past float32's
-    # largest; it never lies outside them.
+
+def _moments(v: jax.Array, found: _Found, count: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The mean and std of the finite values, from what a pass found."""
+    n = jnp.maximum(count, 1).astype(v.dtype)
+    # Rounding can carry the mean just past the values, and past the float
+    # type's largest; it never lies outside them.
     mean = jnp.clip(found.total / n, found.low, found.high)
     variance = found.squares / n - jnp.square(mean - found.pivot)
     ill_conditioned = jnp.square(mean - found.pivot) > _ILL_CONDITIONED * jnp.maximum(variance, 0.0)
@@ -412,23 +463,100 @@ def _summarize_array(x: jax.Array, bins: int) -> Summary:
     # A constant is its own mean, even one too small for the units it was
     # summed in (its padded edges set them).
     mean = jnp.where(order_key(found.lo) == order_key(found.hi), found.lo, unscaled(mean, found.e))
-    nan = jnp.float32(jnp.nan)
-    stats = [
-        jnp.where(empty, nan, found.lo),
-        jnp.where(empty, nan, found.hi),
-        jnp.where(empty, nan, mean),
-        jnp.where(empty, nan, unscaled(std, found.e)),
-        found.lo_edge,
-        found.hi_edge,
-    ]
-    counts = [count, nan_count, posinf_count, neginf_count, zero_count]
-    return Summary(
-        stats=jnp.stack(stats).astype(jnp.float32),
-        counts=jnp.concatenate([jnp.stack(counts), slots[:bins]]).astype(jnp.int32),
-        shape=shape,
-        dtype=dtype,
-        note=note,
+    return mean, unscaled(std, found.e)
+
+
+def _stats_row(stats: list[jax.Array], count: jax.Array, dtype: Any) -> jax.Array:
+    """The ``stats`` row: min, max, mean and std (NaN without finite values), lo and hi."""
+    nan = jnp.asarray(jnp.nan, dtype)
+    empty = count == 0
+    return jnp.stack([jnp.where(empty, nan, s) for s in stats[:4]] + stats[4:]).astype(dtype)
+
+
+def _summarize_integers(x: jax.Array, bins: int) -> tuple[jax.Array, jax.Array]:
+    """The ``stats`` (float64) and ``counts`` of a non-empty int64 or uint64 array.
+
+    float64 holds integers exactly only up to 2**53, so the values are read
+    as offsets from their minimum, ``x - min``, exact as uint64: the mean,
+    std and histogram are those of the offsets, and a narrow range of large
+    integers keeps its spread (float64 itself would round ``2**62 + 1`` and
+    ``2**62 + 100`` to the same number).
+
+    The histogram is exact for the integers as they are. Bin ``k`` holds the
+    values with ``k <= (x - min) * bins / (max - min) < k + 1`` (the last bin
+    also ``x = max``): equal-width bins between the exact integer minimum
+    and maximum, as ``np.histogram(x, bins, range=(min, max))`` would draw
+    them with edges in exact arithmetic. Each bin is estimated in float64
+    and corrected by comparing both sides as exact 96-bit products, so a
+    value on an edge counts in the bin above it, however large. The
+    summary's ``min``, ``max``, ``lo`` and ``hi`` are float64, so beyond
+    2**53 they, and :attr:`Summary.edges`, are the nearest float64 to the
+    exact values; the counts stay those of the exact edges. A constant array
+    has padded edges, as a float one has, and its values in bin ``bins // 2``.
+    """
+    lo, hi = jnp.min(x), jnp.max(x)
+    # Two's complement: a difference modulo 2**64 is exact as a uint64.
+    as_unsigned = functools.partial(jax.lax.bitcast_convert_type, new_dtype=jnp.uint64)
+    offsets = as_unsigned(x) - as_unsigned(lo)
+    spread = as_unsigned(hi) - as_unsigned(lo)
+    u, width = offsets.astype(jnp.float64), spread.astype(jnp.float64)
+    index = jnp.where(spread == 0, bins // 2, _exact_bin(offsets, u, spread, width, bins))
+    slots = _histogram(jnp.where(x == 0, bins + _ZERO, index.astype(jnp.int32)), bins + 4)
+    zero_offset = as_unsigned(jnp.zeros((), x.dtype)) - as_unsigned(lo)
+    zero_bin = jnp.where(
+        spread == 0, bins // 2, _exact_bin(zero_offset, zero_offset.astype(jnp.float64), spread, width, bins)
     )
+    slots = slots.at[zero_bin.astype(jnp.int32)].add(slots[bins + _ZERO])
+
+    low, high = lo.astype(jnp.float64), hi.astype(jnp.float64)
+    padded_lo, padded_hi = _edges(low, low)
+    lo_edge = jnp.where(spread == 0, padded_lo, low)
+    hi_edge = jnp.where(spread == 0, padded_hi, high)
+    pivot = width / 2
+    zero = jnp.zeros((), jnp.float64)
+    found = _Found(
+        lo=zero,
+        hi=width,
+        lo_edge=lo_edge,
+        hi_edge=hi_edge,
+        e=jnp.int32(0),
+        low=zero,
+        high=width,
+        total=jnp.sum(u),
+        squares=jnp.sum(jnp.square(u - pivot)),
+        pivot=pivot,
+        slots=slots,
+    )
+    count, counts = _counts(slots, x.size, bins)
+    offset_mean, std = _moments(u, found, count)
+    mean = jnp.clip(low + offset_mean, low, high)
+    return _stats_row([low, high, mean, std, lo_edge, hi_edge], count, jnp.float64), counts
+
+
+def _exact_bin(offset: jax.Array, u: jax.Array, spread: jax.Array, width: jax.Array, bins: int) -> jax.Array:
+    """``floor(offset * bins / spread)``, at most ``bins - 1``, exact for uint64 ``offset <= spread``.
+
+    ``u`` and ``width`` are ``offset`` and ``spread`` rounded to float64. The
+    float64 estimate is off by less than ``bins * 2**-50`` of a bin, so at
+    most by one bin, which two exact comparisons put right. (uint64 needs
+    ``jax_enable_x64``; tests/test_x64.py checks this on values at edges.)
+    """
+    target = _times_small(offset, jnp.uint64(bins))
+    guess = jnp.clip(jnp.floor(u * (bins / jnp.maximum(width, 1.0))), 0, bins - 1).astype(jnp.uint64)
+    k = jnp.where(_at_most(_times_small(spread, guess), target), guess, guess - 1)
+    up = k + 1
+    return jnp.where((up < bins) & _at_most(_times_small(spread, up), target), up, k)
+
+
+def _times_small(a: jax.Array, m: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``a * m`` for uint64 ``a`` and ``m < 2**31``, exact, as ``(high, low)``: ``high * 2**32 + low``."""
+    low = (a & 0xFFFFFFFF) * m
+    return (a >> 32) * m + (low >> 32), low & 0xFFFFFFFF
+
+
+def _at_most(a: tuple[jax.Array, jax.Array], b: tuple[jax.Array, jax.Array]) -> jax.Array:
+    """Whether the product ``a`` of :func:`_times_small` is at most ``b``."""
+    return (a[0] < b[0]) | ((a[0] == b[0]) & (a[1] <= b[1]))
 
 
 # Many arrays up to this size that share a shape and dtype are summarized by
@@ -533,38 +661,77 @@ def step_rows(values: list[jax.Array], bins: int, gate: Any = None) -> list[jax.
     ``lax.cond``: a step that is not recorded skips them all.
     """
 
-    def rows(values: list[jax.Array]) -> jax.Array:
-        return _pack(step_summaries(values, bins))
+    kinds = _kinds([x.dtype for x in values])
+
+    def rows(values: list[jax.Array]) -> list[jax.Array]:
+        summaries = step_summaries(values, bins)
+        return [_pack([summaries[i] for i in members]) for members in kinds.values()]
 
     if gate is None:
-        table = rows(values)
+        tables = rows(values)
     else:
-        width = len(FLOAT_FIELDS) + len(INT_FIELDS) + bins
-        table = jax.lax.cond(gate, rows, lambda v: jnp.zeros((len(v), width), jnp.int32), values)
-    return [table[i] for i in range(len(values))]
+        tables = jax.lax.cond(
+            gate,
+            rows,
+            lambda v: [jnp.zeros((len(m), row_width(k, bins)), jnp.int32) for k, m in kinds.items()],
+            values,
+        )
+    out: list[Any] = [None] * len(values)
+    for members, table in zip(kinds.values(), tables, strict=True):
+        for k, i in enumerate(members):
+            out[i] = table[k]
+    return out
 
 
 # Packed layout of a summary: one int32 row, its float statistics bit-cast
 # and then its counts. A transfer, a host callback and a compiled program's
-# outputs each cost per array, so summaries travel as rows of one table.
+# outputs each cost per array, so summaries travel as rows of one table; the
+# float64 statistics of 64-bit values take two words each, so their rows are
+# wider and travel in a table of their own.
+
+
+def row_width(stats_type: Any, bins: int) -> int:
+    """The int32 words of a packed row whose statistics are of ``stats_type``."""
+    return _stats_words(np.dtype(stats_type)) + len(INT_FIELDS) + bins
+
+
+def _stats_words(stats_type: np.dtype) -> int:
+    return len(FLOAT_FIELDS) * stats_type.itemsize // 4
+
+
+def _kinds(dtypes: list[Any]) -> dict[np.dtype, list[int]]:
+    """Positions of the values whose summaries pack into rows of each width, by statistics type."""
+    kinds: dict[np.dtype, list[int]] = {}
+    for i, dtype in enumerate(dtypes):
+        kinds.setdefault(stats_dtype(dtype), []).append(i)
+    return kinds
 
 
 def _pack(summaries: list[Summary]) -> jax.Array:
-    """One packed row per summary (a stacked summary gives one row per member)."""
+    """One packed row per summary (a stacked summary gives one row per member), all of one width."""
     rows = []
     for s in summaries:
-        stats = jax.lax.bitcast_convert_type(s.stats, jnp.int32).reshape(-1, len(FLOAT_FIELDS))
+        words = _stats_words(np.dtype(s.stats.dtype))
+        stats = jax.lax.bitcast_convert_type(s.stats, jnp.int32).reshape(-1, words)
         rows.append(jnp.concatenate([stats, s.counts.reshape(-1, s.counts.shape[-1])], axis=1))
     return jnp.concatenate(rows)
 
 
 @functools.partial(jax.jit, static_argnames="bins")
-def _summarize_packed(leaves: list[jax.Array], bins: int) -> jax.Array:
-    """:func:`_summarize_leaves`, returned as one packed table in leaf order."""
+def _summarize_packed(leaves: list[jax.Array], bins: int) -> list[jax.Array]:
+    """:func:`_summarize_leaves`, returned as one packed table per entry of :func:`_kinds`.
+
+    Each table's rows are in leaf order.
+    """
     lone, stacked = _summarize_leaves(leaves, bins=bins)
     parts = [s for s in lone if s is not None] + stacked
-    rows = [i for i, s in enumerate(lone) if s is not None] + [i for g in _groups(leaves) for i in g]
-    return _pack(parts)[np.argsort(np.asarray(rows))]
+    rows = [[i] for i, s in enumerate(lone) if s is not None] + _groups(leaves)
+    tables = []
+    for kind in _kinds([x.dtype for x in leaves]):
+        mine = [k for k, s in enumerate(parts) if np.dtype(s.stats.dtype) == kind]
+        order = np.argsort(np.concatenate([rows[k] for k in mine]))
+        tables.append(_pack([parts[k] for k in mine])[order])
+    return tables
 
 
 class PendingSummaries:
@@ -576,13 +743,16 @@ class PendingSummaries:
     """
 
     def __init__(self, arrays: list[jax.Array], bins: int):
-        self._table = _summarize_packed(arrays, bins=bins)
+        self._tables = _summarize_packed(arrays, bins=bins)
         self._layout = [(tuple(a.shape), a.dtype) for a in arrays]
 
-    def _unpack(self, table: np.ndarray) -> list[Summary]:
-        return [
-            unpack_summary(row, shape, dtype) for row, (shape, dtype) in zip(table, self._layout, strict=True)
-        ]
+    def _unpack(self, tables: list[np.ndarray]) -> list[Summary]:
+        out: list[Any] = [None] * len(self._layout)
+        kinds = _kinds([dtype for _, dtype in self._layout])
+        for members, table in zip(kinds.values(), tables, strict=True):
+            for i, row in zip(members, table, strict=True):
+                out[i] = unpack_summary(row, *self._layout[i])
+        return out
 
 
 def packed_summary(x: jax.Array, bins: int) -> jax.Array:
@@ -597,9 +767,11 @@ def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summa
     """
     row = np.asarray(row, np.int32)
     name, note = _dtype_name_and_note(dtype)
+    stats_type = stats_dtype(dtype)
+    words = _stats_words(stats_type)
     return Summary(
-        stats=row[..., : len(FLOAT_FIELDS)].view(np.float32),
-        counts=row[..., len(FLOAT_FIELDS) :],
+        stats=row[..., :words].view(stats_type),
+        counts=row[..., words:],
         shape=tuple(shape),
         dtype=name,
         note=note,
@@ -624,7 +796,7 @@ def is_concrete_numeric(x: Any) -> bool:
 
 def fetch_summaries(pending: list[PendingSummaries]) -> list[list[Summary]]:
     """The host summaries of each :class:`PendingSummaries`, in one transfer."""
-    tables = jax.device_get([p._table for p in pending])
+    tables = jax.device_get([p._tables for p in pending])
     return [p._unpack(t) for p, t in zip(pending, tables, strict=True)]
 
 
@@ -648,10 +820,19 @@ def summarize(tree: Any, bins: int = DEFAULT_BINS) -> Any:
       tree: an array or any pytree of arrays.
       bins: number of equal-width histogram bins over the finite range.
 
+    With ``jax_enable_x64`` on, 64-bit values (float64, int64, uint64,
+    complex128) get float64 statistics; int64 and uint64 histograms are
+    exact for every integer (see :func:`_summarize_integers`). Narrower
+    values are summarized in float32 either way.
+
     Returns:
       A pytree like ``tree`` with a :class:`Summary` in place of each array.
       Summaries of concrete arrays hold host NumPy values, fetched together
       in one transfer; inside a traced function they hold traced values.
+
+    Raises:
+      TypeError: ``tree`` is itself neither an array, a number nor a pytree
+        (a string, say).
 
     Example:
       >>> import jax.numpy as jnp
@@ -661,6 +842,11 @@ def summarize(tree: Any, bins: int = DEFAULT_BINS) -> Any:
     """
     check_bins(bins)
     leaves, treedef = jax.tree.flatten(tree, is_leaf=lambda x: x is None)
+    if len(leaves) == 1 and leaves[0] is tree and not _is_summarizable(tree):
+        raise TypeError(
+            "summarize() takes an array, a Python number, or a pytree of them (a list, tuple, "
+            f"dict or other registered pytree node), got {type(tree).__name__}"
+        )
     positions = [i for i, x in enumerate(leaves) if _is_summarizable(x)]
     arrays = [jnp.asarray(leaves[i]) for i in positions]
     keys = {

@@ -215,3 +215,9 @@ def test_the_table_shows_finite_statistics_for_values_near_the_float32_limit():
     row = format_table(cap.records).splitlines()[1]
     assert "-1.191e+38" in row and "1.191e+38" in row
     assert "inf" not in row and "nan" not in row
+
+
+@pytest.mark.parametrize("value", ["text", b"bytes", None, object()])
+def test_a_value_that_is_no_array_number_or_pytree_is_refused_by_name(value):
+    with pytest.raises(TypeError, match=rf"takes an array.*got {type(value).__name__}$"):
+        summarize(value)

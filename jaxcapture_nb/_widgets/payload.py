@@ -24,7 +24,7 @@ import numpy as np
 
 from jaxcapture_nb._hosts import local_part, local_slices, process_count_of, readable
 from jaxcapture_nb._records import Record, flat_stats, is_call_output, site_label, site_name
-from jaxcapture_nb._summary import Summary
+from jaxcapture_nb._summary import Summary, stats_dtype
 
 # Column order of the stats buffer, shared with js/capture_view.js.
 STAT_COLUMNS = ("mean", "std", "min", "max", "zero_pct", "nan", "posinf", "neginf", "count", "lo", "hi")
@@ -148,7 +148,7 @@ def _quantize(plane: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """Colour indices of a small (downsampled) plane, in float64: masked logits near
     float32's limit beside ordinary values would overflow a float32 range."""
     plane = np.asarray(plane, np.float64)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         scaled = np.clip((plane - lo) / max(hi - lo, 1e-30) * (COLOURS - 1), 0, COLOURS - 1)
     index = np.round(np.nan_to_num(scaled)).astype(np.uint8)
     index[np.isnan(plane)] = NAN_INDEX
@@ -158,7 +158,12 @@ def _quantize(plane: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 
 def colour_range(
-    mean: float, std: float, low: float, high: float, diverging: bool = False
+    mean: float,
+    std: float,
+    low: float,
+    high: float,
+    diverging: bool = False,
+    largest: float = float(np.finfo(np.float32).max),
 ) -> tuple[float, float]:
     """The values a heatmap's colours span: mean +- 3 std, within the data's own range.
 
@@ -166,6 +171,8 @@ def colour_range(
       mean, std: the site's statistics over its finite values.
       low, high: its smallest and largest finite values (NaN when there are none).
       diverging: a range centred at zero, for a colour map whose middle is zero.
+      largest: the largest finite value of the statistics' float type; the
+        range stays within it.
 
     Returns:
       ``(lo, hi)``; NaN, NaN when the site has no finite value, so no scale is made up.
@@ -181,7 +188,6 @@ def colour_range(
     centre = mean if math.isfinite(mean) else (low + high) / 2
     spread = 3 * std if math.isfinite(std) and std > 0 else 0.0
     # Masked logits near -3.4e38 make centre +- 3 std leave float32's range.
-    largest = float(np.finfo(np.float32).max)
     lo = max(centre - spread, low, -largest)
     hi = min(centre + spread, high, largest)
     if diverging:
@@ -220,7 +226,10 @@ def heatmap(
       [lo, hi] that the colour indices 0..252 span (empty without finite
       values), a note (empty, or why there are no pixels), and the pixels'
       float32 values when there are at most ``EXACT_VALUES_MAX`` of them
-      (else empty: hovering then reads a value off the colour scale).
+      (else empty: hovering then reads a value off the colour scale). The
+      colours of a 64-bit value come from its float64 values; the values
+      sent for hovering are rounded to float32, and not sent when one lies
+      beyond float32's range (+Inf and -Inf aside).
     """
     lead = np.ndim(value) - 2
     index = [
@@ -239,11 +248,17 @@ def heatmap(
     elif isinstance(value, jax.Array) and not value.is_fully_addressable:
         value = value.addressable_data(0)  # a replicated value: this process's own copy
     x = jnp.asarray(value)
-    plane = x[tuple(index)].astype(jnp.float32) if lead else x.astype(jnp.float32)
+    # Downsampled in the summaries' float type: float64 for 64-bit values,
+    # whose range may lie beyond float32's.
+    plane = (x[tuple(index)] if lead else x).astype(stats_dtype(x.dtype))
     steps = [max(1, math.ceil(d / HEATMAP_MAX_SIDE)) for d in plane.shape]
     plane = np.asarray(plane[:: steps[0], :: steps[1]])
-    lo, hi = colour_range(mean, std, low, high, diverging)
+    largest = float(np.finfo(plane.dtype).max)
+    lo, hi = colour_range(mean, std, low, high, diverging, largest)
     pixels = _quantize(plane, lo, hi) if math.isfinite(lo) else _quantize(plane, 0.0, 1.0)
-    exact = plane.astype(np.float32).tobytes() if plane.size <= EXACT_VALUES_MAX else b""
+    # Values beyond float32's range send none: hovering reads them off the colour scale.
+    beyond = np.isfinite(plane) & (np.abs(plane) > np.finfo(np.float32).max)
+    small = plane.size <= EXACT_VALUES_MAX and not beyond.any()
+    exact = plane.astype(np.float32).tobytes() if small else b""
     value_range = [lo, hi] if math.isfinite(lo) else []  # NaN has no JSON form
     return pixels.tobytes(), list(pixels.shape), value_range, "", exact
