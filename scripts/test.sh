@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the tests need and runs every test: lint, unit tests,
-# doctests, the tutorial notebooks under nbval, and the browser tests.
+# doctests, the tutorial notebooks under nbval, and the browser tests; then all
+# but the browser tests again on the newest supported stack (scripts/test_newest.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/_env.sh" test
 
 # Browser tests drive Debian's Chromium (Playwright cannot download its own here).
@@ -11,4 +12,16 @@ fi
 
 .venv/bin/ruff check jaxcapture_nb tests benchmarks
 .venv/bin/ruff format --check jaxcapture_nb tests benchmarks
-.venv/bin/python -m pytest --nbval-current-env "$@"
+
+# Both runs go on when the other fails; their closing pytest lines are repeated
+# at the end, and the exit status is non-zero when either failed.
+mkdir -p test-artifacts
+set +e
+.venv/bin/python -m pytest --nbval-current-env "$@" 2>&1 | tee test-artifacts/pytest-host.log
+host=$?
+bash scripts/test_newest.sh "$@" 2>&1 | tee test-artifacts/pytest-newest.log
+newest=$?
+set -e
+echo "host stack:   $(tail -n 1 test-artifacts/pytest-host.log)"
+echo "newest stack: $(tail -n 1 test-artifacts/pytest-newest.log)"
+exit $((host || newest))

@@ -1,10 +1,14 @@
-"""The quick module walk finds what nnx.iter_modules finds, with the same paths."""
+"""The quick module walk finds what nnx.iter_modules finds, with the same paths, and a capture uses it."""
 
+import jax.numpy as jnp
+import numpy as np
 import pytest
 from flax import nnx
 from models import ConvNet, ModeNet, Stack
 
+from jaxcapture_nb import capture
 from jaxcapture_nb._backends import nnx_modules
+from jaxcapture_nb._backends.flax_internals import has_captures
 
 
 class Shared(nnx.Module):
@@ -63,3 +67,65 @@ def test_a_module_added_between_walks_is_found():
     model.extra = nnx.Linear(2, 2, rngs=nnx.Rngs(1))
     after = {path for path, _ in nnx_modules.iter_modules(model)}
     assert after - before == {("extra",)}
+
+
+class Layer(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(2, 2, rngs=rngs)
+
+    def __call__(self, x):
+        y = self.linear(x)
+        self.sow(nnx.Intermediate, "y", y)
+        return y
+
+
+class Tower(nnx.Module):
+    """Layers held in an nnx.List, an nnx.List inside it, and an nnx.Dict."""
+
+    def __init__(self, rngs):
+        self.layers = nnx.List([Layer(rngs), nnx.List([Layer(rngs)]), Layer(rngs)])
+        self.heads = nnx.Dict({"main": Layer(rngs)})
+
+    def __call__(self, x):
+        x = self.layers[1][0](self.layers[0](x))
+        return self.heads["main"](self.layers[2](x))
+
+
+# Flax's own nnx.capture leaves nnx.List nodes out from Flax 0.12.9 on; the layers inside
+# them are captured all the same, on every supported release.
+TOWER_SITES = [
+    "__call__",
+    "heads.main.__call__",
+    "heads.main.linear.__call__",
+    "heads.main.y",
+    "layers.0.__call__",
+    "layers.0.linear.__call__",
+    "layers.0.y",
+    "layers.1.0.__call__",
+    "layers.1.0.linear.__call__",
+    "layers.1.0.y",
+    "layers.2.__call__",
+    "layers.2.linear.__call__",
+    "layers.2.y",
+]
+
+
+def call(model, x):
+    return model(x)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_layers_held_in_nnx_lists_are_captured(jit):
+    model = Tower(nnx.Rngs(0))
+    x = jnp.ones((1, 2))
+    run = nnx.jit(call) if jit else call
+    with capture(model, methods=True) as cap:
+        # Only the layers carry sinks: the containers never sow.
+        assert not has_captures(model.layers) and not has_captures(model.layers[1])
+        assert has_captures(model.layers[1][0]) and has_captures(model.heads["main"])
+        run(model, x)
+    assert sorted(r.site for r in cap.records) == TOWER_SITES
+    _, flax_own = nnx.capture(nnx.clone(model), nnx.Intermediate, method_outputs=nnx.Intermediate)(x)
+    assert sorted(".".join(map(str, path)) for path, _ in nnx.to_flat_state(flax_own)) == TOWER_SITES
+    by_site = {r.site: r for r in cap.records}
+    np.testing.assert_array_equal(by_site["layers.1.0.y"].value, flax_own["layers"][1][0]["y"].get_value()[0])

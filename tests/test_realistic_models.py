@@ -184,6 +184,138 @@ def scan_reference(tokens):
     return flax_records(make_model(scan_layers=True, remat=True), tokens)
 
 
+# -- the site names, pinned ----------------------------------------------------------
+
+# Every site name a capture of one call records, sorted, written out rather than built
+# from the lists above: the same tests pass on every supported Flax release (nnx.capture
+# skips nnx.List nodes from Flax 0.12.9 on), so the releases name the sites alike.
+LIST_SITES = [
+    "blocks.0.attn.logits",
+    "blocks.0.mlp.pair[0]",
+    "blocks.0.mlp.pair[1]",
+    "blocks.0.mlp.top_experts[0]",
+    "blocks.0.mlp.top_experts[1]",
+    "blocks.0.residual['attn']",
+    "blocks.0.residual['mlp']",
+    "blocks.1.attn.logits",
+    "blocks.1.mlp.pair[0]",
+    "blocks.1.mlp.pair[1]",
+    "blocks.1.mlp.top_experts[0]",
+    "blocks.1.mlp.top_experts[1]",
+    "blocks.1.residual['attn']",
+    "blocks.1.residual['mlp']",
+    "next_token_ids",
+    "next_token_logits",
+]
+
+LIST_SITES_WITH_METHODS = [
+    "__call__[0]",
+    "blocks.0.__call__[1]",
+    "blocks.0.attention_norm.__call__",
+    "blocks.0.attn.__call__[1]",
+    "blocks.0.attn.key_value.__call__",
+    "blocks.0.attn.logits",
+    "blocks.0.attn.out.__call__",
+    "blocks.0.attn.query.__call__",
+    "blocks.0.dropout.__call__",
+    "blocks.0.mlp.__call__",
+    "blocks.0.mlp.dropout.__call__",
+    "blocks.0.mlp.pair[0]",
+    "blocks.0.mlp.pair[1]",
+    "blocks.0.mlp.router.__call__",
+    "blocks.0.mlp.top_experts[0]",
+    "blocks.0.mlp.top_experts[1]",
+    "blocks.0.mlp_norm.__call__",
+    "blocks.0.residual['attn']",
+    "blocks.0.residual['mlp']",
+    "blocks.1.__call__[1]",
+    "blocks.1.attention_norm.__call__",
+    "blocks.1.attn.__call__[1]",
+    "blocks.1.attn.key_value.__call__",
+    "blocks.1.attn.logits",
+    "blocks.1.attn.out.__call__",
+    "blocks.1.attn.query.__call__",
+    "blocks.1.dropout.__call__",
+    "blocks.1.mlp.__call__",
+    "blocks.1.mlp.dropout.__call__",
+    "blocks.1.mlp.pair[0]",
+    "blocks.1.mlp.pair[1]",
+    "blocks.1.mlp.router.__call__",
+    "blocks.1.mlp.top_experts[0]",
+    "blocks.1.mlp.top_experts[1]",
+    "blocks.1.mlp_norm.__call__",
+    "blocks.1.residual['attn']",
+    "blocks.1.residual['mlp']",
+    "embed.__call__",
+    "embed.attend",
+    "final_norm.__call__",
+    "next_token_ids",
+    "next_token_logits",
+]
+
+SCAN_SITES = [
+    "blocks.attn.logits",
+    "blocks.mlp.pair[0]",
+    "blocks.mlp.pair[1]",
+    "blocks.mlp.top_experts[0]",
+    "blocks.mlp.top_experts[1]",
+    "blocks.residual['attn']",
+    "blocks.residual['mlp']",
+    "next_token_ids",
+    "next_token_logits",
+]
+
+SCAN_SITES_WITH_METHODS = [
+    "__call__[0]",
+    "blocks.__call__[1]",
+    "blocks.attention_norm.__call__",
+    "blocks.attn.__call__[1]",
+    "blocks.attn.key_value.__call__",
+    "blocks.attn.logits",
+    "blocks.attn.out.__call__",
+    "blocks.attn.query.__call__",
+    "blocks.dropout.__call__",
+    "blocks.mlp.__call__",
+    "blocks.mlp.dropout.__call__",
+    "blocks.mlp.pair[0]",
+    "blocks.mlp.pair[1]",
+    "blocks.mlp.router.__call__",
+    "blocks.mlp.top_experts[0]",
+    "blocks.mlp.top_experts[1]",
+    "blocks.mlp_norm.__call__",
+    "blocks.residual['attn']",
+    "blocks.residual['mlp']",
+    "embed.__call__",
+    "embed.attend",
+    "final_norm.__call__",
+    "next_token_ids",
+    "next_token_logits",
+]
+
+
+@pytest.mark.parametrize(
+    ("scan_layers", "methods", "sites"),
+    [
+        (False, False, LIST_SITES),
+        (False, True, LIST_SITES_WITH_METHODS),
+        (True, False, SCAN_SITES),
+        (True, True, SCAN_SITES_WITH_METHODS),
+    ],
+    ids=["list-sows", "list-methods", "scan-sows", "scan-methods"],
+)
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_a_capture_records_exactly_these_site_names(tokens, scan_layers, methods, sites, jit):
+    model = make_model(scan_layers=scan_layers)
+    with capture(model, methods=methods) as cap:
+        (jit_forward if jit else forward)(model, tokens)
+    assert sorted({r.site for r in cap.records}) == sites
+
+
+def test_flax_own_capture_records_the_same_site_names(reference, scan_reference):
+    assert sorted({site for site, _ in reference}) == LIST_SITES_WITH_METHODS
+    assert sorted({site for site, _ in scan_reference}) == SCAN_SITES_WITH_METHODS
+
+
 # -- capture() on the nnx.List model ------------------------------------------------
 
 

@@ -11,12 +11,14 @@ Flax, so each use lives here with the Flax source it relies on, and
 :func:`check` tries every one on tiny modules the first time a capture
 starts: an upgrade that changes one fails with an error naming it, the
 installed Flax and the releases this package was tested with, instead of
-recording nothing or the wrong thing.
+recording nothing or the wrong thing. A Flax whose ``sow`` no longer goes
+through ``__captures__`` at all (a functional ``sow``) is named as such.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 from collections.abc import Callable
 from importlib import metadata
@@ -28,9 +30,15 @@ from flax import linen as nn
 from flax import nnx
 from jax._src import core as _jax_core  # private: see _trace_stack
 
-# The Flax releases the package is tested with; pyproject.toml declares the same.
-TESTED_FLAX = "0.12.6 to 0.12.8"
-FLAX_REQUIREMENT = "flax>=0.12.6,<0.12.9"
+# The Flax releases the package is tested with, per Python version (Flax 0.12.9 and
+# later need Python 3.12): pyproject.toml's requirement, its environment marker, and
+# the releases in words. pyproject.toml declares the same.
+FLAX_RANGES = (
+    ("flax>=0.12.6,<0.12.9", "python_version < '3.12'", "0.12.6 to 0.12.8"),
+    ("flax>=0.12.9,<0.12.13", "python_version >= '3.12'", "0.12.9 to 0.12.12"),
+)
+# The range for the running Python.
+FLAX_REQUIREMENT, _, TESTED_FLAX = FLAX_RANGES[sys.version_info >= (3, 12)]
 
 # flax/nnx/module.py, Module.sow and Module.perturb: a module with this
 # attribute stores sowed and perturbed values into it instead of into
@@ -217,9 +225,9 @@ def unshadow_attribute(module: nn.Module, name: str) -> None:
 
 
 class _Probe(nnx.Module):
-    def __call__(self, x):
-        self.sow(nnx.Intermediate, "sowed", x)
-        return self.perturb("perturbed", x)
+    def __call__(self, x, **options):
+        self.sow(nnx.Intermediate, "sowed", x, **options)
+        return self.perturb("perturbed", x, **options)
 
 
 class _Recording(dict):
@@ -228,24 +236,59 @@ class _Recording(dict):
     def __init__(self):
         super().__init__()
         self.read: list[str] = []
+        self.touched = False
+
+    def __contains__(self, name):
+        self.touched = True
+        return super().__contains__(name)
 
     def __getitem__(self, name):
+        self.touched = True
         self.read.append(name)
         return super().__getitem__(name)
 
+    def __setitem__(self, name, value):
+        self.touched = True
+        super().__setitem__(name, value)
+
+
+def _sow_options() -> list[dict[str, Any]]:
+    """Each way a model may call ``sow`` and ``perturb``.
+
+    Flax 0.12.9 added ``capture_noop`` (default: the ``nnx_sow_capture_noop``
+    flag), which decides what a call does outside a capture; inside one,
+    either way must store into ``__captures__``.
+    """
+    if "capture_noop" in inspect.signature(nnx.Module.sow).parameters:
+        return [{"capture_noop": False}, {"capture_noop": True}]
+    return [{}]
+
+
+def _sow_goes_through_captures() -> bool:
+    for options in _sow_options():
+        probe, sowed = _Probe(), _Recording()
+        set_captures(probe, (nnx.Intermediate(sowed),))
+        probe.sow(nnx.Intermediate, "sowed", np.ones(2, np.float32), **options)
+        if not sowed.touched:
+            return False
+    return True
+
 
 def _sow_and_perturb_use_captures() -> bool:
-    probe = _Probe()
-    sowed, perturbed = _Recording(), _Recording()
-    set_captures(probe, (nnx.Intermediate(sowed), nnx.Perturbation(perturbed)))
-    x = np.ones(2, np.float32)
-    probe(x)
-    return (
-        len(sowed) == 1
-        and sowed.get("sowed", (None,))[0] is x
-        and "perturbed" in perturbed.read
-        and held_value(captures(probe)[0]) is sowed
-    )
+    for options in _sow_options():
+        probe = _Probe()
+        sowed, perturbed = _Recording(), _Recording()
+        set_captures(probe, (nnx.Intermediate(sowed), nnx.Perturbation(perturbed)))
+        x = np.ones(2, np.float32)
+        probe(x, **options)
+        if not (
+            len(sowed) == 1
+            and sowed.get("sowed", (None,))[0] is x
+            and "perturbed" in perturbed.read
+            and held_value(captures(probe)[0]) is sowed
+        ):
+            return False
+    return True
 
 
 def _captures_are_pytree_data() -> bool:
@@ -299,8 +342,11 @@ def _enclosing_tracers_are_usable_in_nested_traces() -> bool:
     return seen == [True, True, False] and not tracing()
 
 
+_SOW_GOES_THROUGH_CAPTURES = "Module.sow goes through a module's __captures__ attribute when it has one"
+
 # What each probe shows, in the words an error names it by.
 ASSUMPTIONS: dict[str, Callable[[], bool]] = {
+    _SOW_GOES_THROUGH_CAPTURES: _sow_goes_through_captures,
     "Module.sow and Module.perturb store into the module's __captures__ Variables": (
         _sow_and_perturb_use_captures
     ),
@@ -311,6 +357,16 @@ ASSUMPTIONS: dict[str, Callable[[], bool]] = {
     "values traced by jax.jit are jax.core.Tracer instances": _tracers_are_jax_core_tracers,
     "jax._src.core lists the running traces, and a tracer names the trace that made it": (
         _enclosing_tracers_are_usable_in_nested_traces
+    ),
+}
+
+
+# What a broken assumption means for the user, where that says more than its name.
+_MEANINGS = {
+    _SOW_GOES_THROUGH_CAPTURES: (
+        "Module.sow no longer goes through __captures__, as a functional sow (one that hands sowed "
+        "values back instead of storing them in the module) would: this jaxcapture_nb release does "
+        "not support the functional sow. "
     ),
 }
 
@@ -338,6 +394,7 @@ def check() -> None:
         if not ok:
             raise FlaxCompatibilityError(
                 f"jaxcapture_nb relies on this behaviour of Flax, which flax {flax_version()} does not "
-                f"show: {assumption}{detail}. jaxcapture_nb is tested with flax {TESTED_FLAX}; install "
-                f"one of those releases (pip install '{FLAX_REQUIREMENT}')."
+                f"show: {assumption}{detail}. {_MEANINGS.get(assumption, '')}jaxcapture_nb is tested "
+                f"with flax {TESTED_FLAX} on Python {sys.version_info.major}.{sys.version_info.minor}; "
+                f"install one of those releases (pip install '{FLAX_REQUIREMENT}')."
             )
