@@ -15,7 +15,7 @@ from flax import nnx
 
 from jaxcapture_nb._backends.linen import COLLECTION, LinenCapture
 from jaxcapture_nb._backends.nnx import NnxCapture
-from jaxcapture_nb._recorder import Include, Recorder
+from jaxcapture_nb._recorder import Include, Recorder, warn_if_nothing_perturbed
 from jaxcapture_nb._records import Record, format_table
 from jaxcapture_nb._summary import DEFAULT_BINS
 
@@ -85,12 +85,14 @@ class Capture:
         self._backend = backend
         return self
 
-    def __exit__(self, *exc_info) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> bool:
         backend, self._backend = self._backend, None
         try:
             backend.uninstall()
         finally:
             self._recorder.summarize_missing()
+        if self.grads and exc_type is None:
+            warn_if_nothing_perturbed(self._recorder.var_types_seen, self._include)
         return False  # never swallow the block's exception
 
     def __call__(self, fn: Callable) -> Callable:
@@ -143,8 +145,19 @@ class Capture:
         return next((r for r in self.records if r.nonfinite_count), None)
 
     def table(self) -> str:
-        """A plain-text table of the records (deterministic, rounded)."""
-        return format_table(self.records)
+        """A plain-text table of the records (deterministic, rounded).
+
+        The ``call`` column numbers the values of each site from 0; where
+        only the latest value per site is kept (``keep="last"`` or
+        ``"summary"``), it is that value's number. A capture without records
+        says why: which sites ``include`` turned away, or that nothing was
+        sowed.
+        """
+        return format_table(self.records, empty=self._empty_note())
+
+    def _empty_note(self) -> str:
+        """The line a table without records shows instead (see :meth:`table`)."""
+        return self._recorder.empty_note(self.methods)
 
     def __repr__(self) -> str:
         return self.table()
@@ -216,7 +229,9 @@ def capture(
       keep: ``"all"`` keeps every value; ``"last"`` only the latest value per
         site; ``"summary"`` only the latest on-device :class:`Summary` per
         site, computed inside jitted code, and no tensor. ``"last"`` and
-        ``"summary"`` keep memory flat in training loops. Under every
+        ``"summary"`` keep memory flat in training loops; their record's
+        ``call_index`` (the table's ``call`` column) is the number of the
+        value kept, 99 after 100 calls that sow once. Under every
         policy a jitted step is traced once: values leave each call and
         never go back in.
       bins: histogram bins of the summaries.
@@ -225,6 +240,8 @@ def capture(
         gradient that reaches it whenever the block differentiates through
         the model (as :class:`~jaxcapture_nb.Gradient`). No perturbation
         state is created; see :func:`capture_grads` for the one-off form.
+        A block that passes no value through ``Module.perturb`` warns
+        (:class:`~jaxcapture_nb.JaxCaptureWarning`), as it records no gradient.
 
     Returns:
       A :class:`Capture`, to use as ``with capture(model) as cap:`` or as a
@@ -266,7 +283,9 @@ def capture_grads(
     ``capture(model, nnx.Intermediate, grads=True)``: every value the model
     sows, every value it passes through ``Module.perturb``, and the gradient
     of the loss with respect to each perturbed value (values that do not
-    depend on the model's parameters, such as the input, get none). This replaces Flax's
+    depend on the model's parameters, such as the input, get none). A model
+    that passes no value through ``Module.perturb`` records no gradient, and
+    warns (:class:`~jaxcapture_nb.JaxCaptureWarning`). This replaces Flax's
     four steps (initialize perturbations, capture them, differentiate with
     respect to them, merge) with one call. The model is left as it was:
     whatever the call changed (batch statistics, RNG counters) is restored.

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from jaxcapture_nb._records import Record, is_array, shape_and_dtype
+from jaxcapture_nb._records import NOTHING_SOWED, Gradient, Record, is_array, shape_and_dtype
 from jaxcapture_nb._summary import (
     PendingSummaries,
     Summary,
@@ -23,6 +23,7 @@ from jaxcapture_nb._summary import (
     summarize,
     unpack_summary,
 )
+from jaxcapture_nb._warnings import warn
 
 KEEP_MODES = ("all", "last", "summary")
 
@@ -41,6 +42,50 @@ def include_key(include: Include) -> Any:
     except TypeError:
         return id(include)
     return include
+
+
+def include_text(include: Include) -> str:
+    """How messages show an ``include`` argument: the pattern, or the callable's name.
+
+    Example:
+      >>> include_text("attn|mlp"), include_text(re.compile("h$")), include_text(lambda site: True)
+      ("'attn|mlp'", "'h$'", '<lambda>')
+    """
+    if isinstance(include, re.Pattern):
+        return repr(include.pattern)
+    if isinstance(include, str):
+        return repr(include)
+    return getattr(include, "__qualname__", type(include).__name__)
+
+
+# An empty table names at most this many of the sites ``include`` turned away.
+NAMED_SITES = 5
+
+# The names of the Variable types a value passed through ``Module.perturb``
+# and its gradient are recorded as; a stream keys its sites by these names.
+PERTURBED_TYPES = ("Perturbation", Gradient.__name__)
+
+
+def warn_if_nothing_perturbed(var_types: Iterable[Any], include: Include) -> None:
+    """Warns when ``grads=True`` recorded neither a perturbed value nor a gradient.
+
+    Gradients are recorded only for values a module passes through
+    ``Module.perturb``: a model that never calls it gets ``grads=True``'s
+    cost and no gradient, which is otherwise easy to miss.
+
+    Args:
+      var_types: the Variable types (or their names) of what was recorded.
+      include: the capture's ``include``, which may have turned the values away.
+    """
+    names = {t if isinstance(t, str) else getattr(t, "__name__", "") for t in var_types}
+    if names & set(PERTURBED_TYPES):
+        return
+    turned_away = "" if include is None else f", or include={include_text(include)} kept none of them"
+    warn(
+        f"grads=True recorded no gradients: no value passed through Module.perturb{turned_away}. "
+        "Gradients are recorded for the values a module passes through Module.perturb, e.g. "
+        '`x = self.perturb("hidden", x)` in its __call__.'
+    )
 
 
 def _site_filter(include: Include) -> Callable[[str], bool]:
@@ -85,6 +130,12 @@ class Recorder:
         self._accepts_site = _site_filter(include)
         # Everything that changes what a traced sow stores; hashable.
         self.policy = (keep, bins, include_key(include), grads)
+        self.include = include
+        # The dotted paths of the sites ``include`` turned away, in the order
+        # they were first sowed (a dict as an ordered set).
+        self.dropped_sites: dict[str, None] = {}
+        # The Variable types of the values recorded so far.
+        self.var_types_seen: set[Any] = set()
         self._records: dict[Any, Record] = {}
         self._calls: dict[Any, int] = {}
         self._drains: list[Callable[[], None]] = []
@@ -92,8 +143,16 @@ class Recorder:
         self._lock = threading.RLock()
 
     def accepts(self, path: tuple[Any, ...], name: str) -> bool:
-        """Whether values sowed at ``path``/``name`` are to be recorded."""
-        return bool(self._accepts_site(site_label(path, name)))
+        """Whether values sowed at ``path``/``name`` are to be recorded.
+
+        Sites ``include`` turns away are remembered in :attr:`dropped_sites`,
+        so an empty capture can say what it left out.
+        """
+        site = site_label(path, name)
+        if self._accepts_site(site):
+            return True
+        self.dropped_sites.setdefault(site, None)
+        return False
 
     def add_drain(self, drain: Callable[[], None]) -> None:
         """Registers a backend function that delivers values held elsewhere."""
@@ -104,16 +163,25 @@ class Recorder:
         for drain in self._drains:
             drain()
 
-    def add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
+    def add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any, skipped: int = 0) -> None:
         """Records one sowed value (or a :class:`Summary` made on the device).
 
         Thread-safe: host callbacks from compiled programs call it from the
         runtime's threads.
+
+        Args:
+          path: the module path of the site.
+          var_type: the Variable type it was sowed as.
+          name: the sow name.
+          value: the value, or its summary.
+          skipped: how many earlier values of the site never reached the
+            recorder (a backend that holds only the latest value per site
+            drops the others), so that ``call_index`` still counts them.
         """
         if not self.accepts(path, name):
             return
         with self._lock:
-            self._add(path, var_type, name, value)
+            self._add(path, var_type, name, value, skipped)
 
     def expect(self, path: tuple[Any, ...], var_type: Any, name: str) -> None:
         """Called as a program being traced sets up a host callback for a site.
@@ -137,10 +205,11 @@ class Recorder:
         """
         self.add(path, var_type, name, unpack_summary(row, *layout))
 
-    def _add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
+    def _add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any, skipped: int = 0) -> None:
         site = (path, var_type, name)
-        call_index = self._calls.get(site, 0)
+        call_index = self._calls.get(site, 0) + skipped
         self._calls[site] = call_index + 1
+        self.var_types_seen.add(var_type)
         if isinstance(value, Summary):
             summary, value = value, None
             shape = (*summary.stacked_shape, *summary.shape)
@@ -151,9 +220,9 @@ class Recorder:
         record = Record(path, name, call_index, var_type, shape, dtype, value, summary)
         key = (site, call_index) if self.keep == "all" else site
         if self.keep != "all":
-            # One record per site; moving it to the end keeps the order of the
+            # One record per site, which keeps its call_index: the number of
+            # the value kept. Moving it to the end keeps the order of the
             # latest step, which is the execution order a user expects.
-            record.call_index = 0
             self._records.pop(key, None)
         self._records[key] = record
         if is_concrete_numeric(value):
@@ -163,6 +232,26 @@ class Recorder:
                 record.value = None
         elif self.keep == "summary" and is_array(value):
             record.summary, record.value = summarize(value, bins=self.bins), None
+
+    def empty_note(self, methods: bool) -> str:
+        """What a table without records says: why there are none, and what to try.
+
+        Args:
+          methods: whether the capture records method outputs (``methods=True``).
+        """
+        if self.dropped_sites:
+            sites = list(self.dropped_sites)
+            named = ", ".join(sites[:NAMED_SITES])
+            if len(sites) > NAMED_SITES:
+                named += f" and {len(sites) - NAMED_SITES} more"
+            count = "1 site" if len(sites) == 1 else f"{len(sites)} sites"
+            return f"(no site matched include={include_text(self.include)}; {count} sowed: {named})"
+        if not methods:
+            return (
+                "(nothing was sowed; with methods=True, capture() also records "
+                "every submodule's method outputs)"
+            )
+        return NOTHING_SOWED
 
     def records(self) -> list[Record]:
         """The records so far, in execution order, with their summaries."""

@@ -29,8 +29,11 @@ class Record:
         A pytree value records each leaf on its own, its place appended to
         the name: ``__call__[1]`` for the second item of a returned tuple,
         ``pair['k']`` for a dict key (see :func:`leaf_sites`).
-      call_index: 0 for the first value sowed at this site in the block, 1 for
-        the second, and so on.
+      call_index: which value of this site it is, counted from 0 in the block:
+        0 for the first value sowed there, 1 for the second, and so on. Under
+        ``keep="last"`` and ``keep="summary"``, which keep one record per site,
+        it is the number of the value kept, the latest: after 100 calls of a
+        step that sows once, 99.
       var_type: the Variable type it was sowed as, e.g. ``nnx.Intermediate``
         (for Linen, the collection name, e.g. ``"intermediates"``).
       shape: the value's shape (None for values that are not arrays).
@@ -234,11 +237,19 @@ def row_cells(record: Record) -> tuple[tuple[str, ...], str | None]:
     return (*head, *numbers, f"{st['zero_pct']:.1f}", nonfinite), None
 
 
-def format_table(records: Sequence[Record]) -> str:
+NOTHING_SOWED = "(nothing was sowed)"
+
+
+def format_table(records: Sequence[Record], empty: str = NOTHING_SOWED) -> str:
     """A deterministic plain-text table: rounded numbers, no addresses.
+
+    The ``call`` column is :attr:`Record.call_index`: which value of its site
+    a row holds, counted from 0 (the latest one's number, where only the
+    latest is kept).
 
     Args:
       records: the records, one row each, in the given order.
+      empty: the line under the header when there are no records, saying why.
 
     Returns:
       The table as a string (a header line and one line per record).
@@ -250,5 +261,5 @@ def format_table(records: Sequence[Record]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     if not records:
-        lines.append("(nothing was sowed)")
+        lines.append(empty)
     return "\n".join(lines)

@@ -42,7 +42,7 @@ from flax import nnx
 
 from jaxcapture_nb._backends.nnx import NnxCapture
 from jaxcapture_nb._hosts import should_display
-from jaxcapture_nb._recorder import Include
+from jaxcapture_nb._recorder import Include, warn_if_nothing_perturbed
 from jaxcapture_nb._stream import NonFiniteError, Stream
 from jaxcapture_nb._summary import DEFAULT_BINS
 
@@ -110,6 +110,7 @@ class Watch:
             raise ValueError(f"total must be a positive number of steps, got {total!r}")
         self.model = model
         self.methods = methods
+        self.include = include
         self.total = total
         self.stop_on_nonfinite = stop_on_nonfinite
         self._display = display
@@ -236,6 +237,10 @@ class Watch:
             if self._handle is not None:
                 self._handle.update(self.view)  # the saved output gets the final picture
         if exc_type is None:
+            if self.stream.grads and self.model is not None:
+                with self.stream.lock:
+                    kinds = [kind for _, kind, _ in self.stream.series]
+                warn_if_nothing_perturbed(kinds, self.include)
             self._check()
         return False
 
@@ -282,7 +287,9 @@ def watch(
         per site, one value in ``every``.
       keep_steps: recorded steps kept per site (older ones are thinned).
       grads: also record, for every value passed to ``Module.perturb``, the
-        gradient that reaches it in the step's backward pass.
+        gradient that reaches it in the step's backward pass. A block in
+        which no value passed through ``Module.perturb`` warns, as it
+        recorded no gradient.
       stop_on_nonfinite: raise :class:`NonFiniteError` naming the first site
         and step that held a NaN or Inf, at the next ``w.log``/``w.update``
         or when the block ends. The model stays usable. Each ``w.log`` and

@@ -1,7 +1,8 @@
 """Capture basics, as a marimo notebook: the first tutorial for marimo users.
 
 Open it with ``marimo edit notebooks/05_marimo_capture.py``, serve it with
-``marimo run``, or run it as a script with ``python notebooks/05_marimo_capture.py``.
+``marimo run``, or run it as a script with ``python notebooks/05_marimo_capture.py``,
+which prints the captures' tables (a script shows no cell outputs).
 """
 
 import marimo
@@ -138,7 +139,7 @@ def _(capture, images, mo, model):
         model(images)
 
     mo.plain_text(str(calls))
-    return
+    return (calls,)
 
 
 @app.cell(hide_code=True)
@@ -148,7 +149,8 @@ def _(mo):
 
     Under `keep="summary"` the statistics are computed *inside* the compiled step and only the
     small summaries leave the device; memory stays flat however long the loop runs, and the step
-    is traced and compiled once.
+    is traced and compiled once. Each site keeps the summary of its latest value: the `call`
+    column says which, 99 for the hundredth step.
     """)
     return
 
@@ -164,7 +166,7 @@ def _(capture, images, mo, model, nnx):
             step(model, images * (1 + i / 100))
 
     mo.plain_text(str(steps))
-    return
+    return (steps,)
 
 
 @app.cell(hide_code=True)
@@ -228,6 +230,17 @@ def _(capture, jax, jnp, mo, nnx):
             mo.ui.anywidget(fragile_cap.show()),
         ]
     )
+    return (bad,)
+
+
+@app.cell
+def _(bad, calls, cap, mo, steps):
+    # Run as a script, marimo runs every cell but shows no output: print what the cells show.
+    if not mo.running_in_notebook():
+        print(f"capture(model):\n{cap}\n")
+        print(f"capture(model, methods=True, include=r'conv|bn'):\n{calls}\n")
+        print(f'capture(model, keep="summary"), 100 jitted steps:\n{steps}\n')
+        print(f"First non-finite site: {bad.site} ({bad.nonfinite_count} of {bad.summary.shape} values).")
     return
 
 

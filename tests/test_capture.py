@@ -59,6 +59,9 @@ def test_jitted_step_in_a_loop_traces_once(convnet, images, keep):
             step(convnet, images * i)
     assert len(traces) == 1
     assert [r.site for r in cap.records] == ["features", "logits"]
+    # The one record per site says which value it kept: the 20th, call 19.
+    assert [r.call_index for r in cap.records] == [19, 19]
+    assert [line.split()[2] for line in cap.table().splitlines()] == ["call", "19", "19"]
     # The latest step's values: images * 19.
     with capture(convnet) as reference:
         convnet(images * 19)
@@ -209,6 +212,58 @@ def test_include_regex_and_callable(convnet, images):
     with capture(convnet, include=lambda site: site.endswith("features")) as cap:
         convnet(images)
     assert [r.site for r in cap.records] == ["features"]
+
+
+def test_an_include_that_matches_nothing_names_the_sites_that_were_sowed(convnet, images):
+    with capture(convnet, include="nomatch") as cap:
+        convnet(images)
+    assert cap.records == []
+    assert (
+        cap.table().splitlines()[1] == "(no site matched include='nomatch'; 2 sites sowed: features, logits)"
+    )
+    assert repr(cap.show()) == cap.table()
+    # Sites are named in the order they were first sowed, the first few of them.
+    with capture(convnet, methods=True, include=re.compile("nomatch")) as cap:
+        nnx.jit(lambda model, x: model(x))(convnet, images)
+    assert cap.table().splitlines()[1] == (
+        "(no site matched include='nomatch'; 7 sites sowed: "
+        "conv.__call__, bn.__call__, features, dropout.__call__, head.__call__ and 2 more)"
+    )
+
+
+def test_a_model_that_sows_nothing_suggests_methods(images):
+    model = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
+    with capture(model) as cap:
+        model(jnp.ones((2, 3)))
+    note = "(nothing was sowed; with methods=True, capture() also records every submodule's method outputs)"
+    assert cap.table().splitlines()[1:] == [note]
+    assert repr(cap.show()) == cap.table()
+    with capture(model, methods=True) as cap:
+        pass  # methods=True, and no call
+    assert cap.table().splitlines()[1:] == ["(nothing was sowed)"]
+
+
+@pytest.mark.parametrize("keep", ["last", "summary"])
+def test_one_record_per_site_keeps_the_number_of_the_call_it_came_from(convnet, images, keep):
+    step = nnx.jit(lambda model, x: model(x).sum())
+    with capture(convnet, keep=keep) as cap:
+        for _ in range(3):
+            step(convnet, images)
+        # A drain in the middle of the loop (reading the records) does not restart the count.
+        assert [(r.site, r.call_index) for r in cap.records] == [("features", 2), ("logits", 2)]
+        convnet(images)  # eager calls count too
+        for _ in range(2):
+            step(convnet, images)
+    assert [(r.site, r.call_index) for r in cap.records] == [("features", 5), ("logits", 5)]
+
+
+def test_linen_keeps_the_number_of_the_call_the_summary_came_from(linen_net):
+    module, variables = linen_net
+    apply = jax.jit(lambda variables, x: module.apply(variables, x))  # traced inside the block
+    with capture(module, keep="summary") as cap:
+        for _ in range(4):
+            apply(variables, jnp.ones((3, 4)))
+    assert [(r.site, r.call_index, r.value) for r in cap.records] == [("hidden", 3, None)]
 
 
 class Boom(Exception):

@@ -1,5 +1,7 @@
 """Gradients of perturbed values: capture(grads=True) and capture_grads()."""
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -7,7 +9,7 @@ import optax
 import pytest
 from flax import nnx
 
-from jaxcapture_nb import Gradient, capture, capture_grads
+from jaxcapture_nb import Gradient, JaxCaptureWarning, capture, capture_grads
 
 
 class Perturbed(nnx.Module):
@@ -137,3 +139,47 @@ def test_values_and_gradients_are_recorded_in_execution_order_call_by_call():
     assert [(r.var_type.__name__, r.site, r.call_index) for r in cap.records] == [
         (*site, call) for call in (0, 1) for site in order
     ]
+
+
+class NeverPerturbs(nnx.Module):
+    def __init__(self, rngs: nnx.Rngs):
+        self.linear = nnx.Linear(3, 2, rngs=rngs)
+
+    def __call__(self, x):
+        self.sow(nnx.Intermediate, "logits", out := self.linear(x))
+        return out
+
+
+NOTHING_PERTURBED = r'grads=True recorded no gradients: no value passed through Module\.perturb\. .*`x = self\.perturb\("hidden", x\)`'
+
+
+def test_grads_on_a_model_that_never_perturbs_warn_once_at_the_callers_line(x):
+    model = NeverPerturbs(nnx.Rngs(0))
+    step = nnx.jit(nnx.grad(lambda m, x: m(x).sum()))
+    with pytest.warns(JaxCaptureWarning, match=NOTHING_PERTURBED) as caught:
+        with capture(model, grads=True) as cap:
+            for _ in range(3):
+                step(model, x)
+    assert len(caught) == 1 and caught[0].filename == __file__
+    assert [r.site for r in cap.records] == ["logits"] * 3  # what was sowed is still recorded
+    with pytest.warns(JaxCaptureWarning, match=NOTHING_PERTURBED) as caught:
+        capture_grads(lambda m, x: m(x).sum(), model, x)
+    assert len(caught) == 1 and caught[0].filename == __file__
+
+
+def test_an_include_that_keeps_no_perturbed_value_warns_and_says_so(model, x):
+    with pytest.warns(JaxCaptureWarning, match=r"Module\.perturb, or include='logits' kept none of them"):
+        with capture(model, grads=True, include="logits") as cap:
+            nnx.grad(loss_fn)(model, x)
+    assert [r.site for r in cap.records] == ["logits"]
+
+
+def test_grads_on_a_model_that_perturbs_do_not_warn(model, x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JaxCaptureWarning)
+        with capture(model, grads=True, keep="summary"):
+            nnx.jit(nnx.grad(loss_fn))(model, x)
+        capture_grads(loss_fn, model, x)
+        # A block that raises does not add a warning to the error.
+        with pytest.raises(KeyError), capture(NeverPerturbs(nnx.Rngs(0)), grads=True):
+            raise KeyError("inside")

@@ -6,8 +6,10 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from jaxcapture_nb import summarize
+from jaxcapture_nb._recorder import Recorder
 from jaxcapture_nb._records import Record, flat_stats, format_table
 
 
@@ -27,6 +29,31 @@ def test_constant_values_show_zero_spread_in_the_table():
     record = Record(("out",), "y", 0, "intermediates", (8, 1), "float32", value, summarize(value))
     row = format_table([record]).splitlines()[1].split()
     assert row[6:10] == ["1.385", "0", "1.385", "1.385"]
+
+
+def test_an_empty_table_says_why_under_its_header():
+    assert format_table([]).splitlines()[1:] == ["(nothing was sowed)"]
+    assert format_table([], empty="(no site matched include='x')").splitlines()[1:] == [
+        "(no site matched include='x')"
+    ]
+
+
+@pytest.mark.parametrize("keep", ["all", "last", "summary"])
+def test_call_index_counts_the_values_a_backend_dropped(keep):
+    recorder = Recorder(keep=keep, bins=4)
+    recorder.add((), "intermediates", "h", jnp.ones(2))
+    recorder.add((), "intermediates", "h", jnp.ones(2), skipped=3)  # calls 1-3 never arrived
+    recorder.add((), "intermediates", "h", jnp.ones(2))
+    calls = [r.call_index for r in recorder.records()]
+    assert calls == ([0, 4, 5] if keep == "all" else [5])
+
+
+def test_sites_include_turns_away_are_remembered_in_order():
+    recorder = Recorder(include="keep$")
+    for name in ("b", "keep", "a", "b"):
+        recorder.add(("m",), "intermediates", name, jnp.ones(2))
+    assert list(recorder.dropped_sites) == ["m.b", "m.a"]
+    assert [r.site for r in recorder.records()] == ["m.keep"]
 
 
 NO_NOTEBOOK = """

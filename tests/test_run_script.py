@@ -3,6 +3,8 @@
 The script runs for real, with the repository's JupyterLab, in a copy of the repository's
 layout whose environment script only changes directory (the real one installs packages).
 The server is stopped as soon as it has printed its URL and asked the browser to open it.
+Run as root, as on many containers and CI runners, the script adds JupyterLab's --allow-root
+itself; a stand-in `id` and `jupyter` check that it does so only for root.
 """
 
 import os
@@ -31,7 +33,10 @@ def checkout(tmp_path):
     """The script, a stand-in for its environment script, the tutorials' names, and the .venv."""
     (tmp_path / "scripts").mkdir()
     shutil.copy(ROOT / "scripts" / "run.sh", tmp_path / "scripts" / "run.sh")
-    (tmp_path / "scripts" / "_env.sh").write_text('cd "$(dirname "${BASH_SOURCE[0]}")/.."\n')
+    # The real environment script's shell options, without its installs.
+    (tmp_path / "scripts" / "_env.sh").write_text(
+        'set -euo pipefail\ncd "$(dirname "${BASH_SOURCE[0]}")/.."\n'
+    )
     (tmp_path / "notebooks").mkdir()
     for name in TUTORIALS:
         (tmp_path / "notebooks" / name).write_text("{}")
@@ -50,7 +55,8 @@ def run_until_opened(checkout: Path, *args: str, timeout: float = 120) -> tuple[
     # The "browser" prints what it is asked to open, which the server writes as a redirect page.
     browser = f"{sys.executable} -c 'import sys; print(\"OPEN\", sys.argv[1], flush=True)' %s"
     command = ["bash", "scripts/run.sh", *args, "--ServerApp.port=0", "--ServerApp.ip=127.0.0.1"]
-    command += [f"--ServerApp.browser={browser}", "--allow-root"]  # test machines often run as root
+    # No --allow-root: where the tests run as root, the script must add it for the server to start.
+    command += [f"--ServerApp.browser={browser}"]
     server = subprocess.Popen(
         command, cwd=checkout, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -100,3 +106,31 @@ def test_an_unknown_tutorial_is_refused_with_the_list(checkout):
     )
     assert result.returncode == 2
     assert "no tutorial matches '99'" in result.stderr and TUTORIALS[0] in result.stderr
+
+
+def stand_in(directory: Path, name: str, body: str) -> None:
+    """An executable bash script ``directory/name`` running ``body``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / name).write_text(f"#!/usr/bin/env bash\n{body}\n")
+    (directory / name).chmod(0o755)
+
+
+@pytest.mark.parametrize(("uid", "allowed"), [(0, True), (1000, False)])
+def test_jupyterlab_is_allowed_to_run_as_root_only_for_root(tmp_path, uid, allowed):
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "run.sh", tmp_path / "scripts" / "run.sh")
+    (tmp_path / "scripts" / "_env.sh").write_text(
+        'set -euo pipefail\ncd "$(dirname "${BASH_SOURCE[0]}")/.."\n'
+    )
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / TUTORIALS[0]).write_text("{}")
+    stand_in(tmp_path / "bin", "id", f"echo {uid}")
+    stand_in(tmp_path / ".venv" / "bin", "jupyter", 'printf "%s\\n" "$@"')
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(
+        ["bash", "scripts/run.sh", "--no-browser"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    args = result.stdout.splitlines()
+    assert args[0] == "lab" and args[-1] == "--no-browser", args
+    assert ("--allow-root" in args) == allowed, args

@@ -4,6 +4,7 @@ import sys
 import threading
 import time
 import types
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -13,7 +14,7 @@ import pytest
 from flax import nnx
 from models import Block, Stack
 
-from jaxcapture_nb import Gradient, NonFiniteError, capture, summarize, watch
+from jaxcapture_nb import Gradient, JaxCaptureWarning, NonFiniteError, capture, summarize, watch
 from jaxcapture_nb._stream import STAT_COLUMNS, SiteSeries, Stream, row_stats
 from jaxcapture_nb._summary import packed_summary, unpack_summary
 from jaxcapture_nb._watch import PUBLISH_SECONDS
@@ -288,6 +289,28 @@ def test_gradients_of_perturbed_values_match_jax_grad_by_hand(setup):
     assert row(grad, 0, "mean") == pytest.approx(float(want.mean()), rel=1e-4, abs=1e-9)
     assert row(grad, 0, "std") == pytest.approx(float(want.std()), rel=1e-4)
     assert row(value, 0, "mean") == pytest.approx(float(hidden.mean()), rel=1e-5)
+
+
+def test_grads_on_a_model_that_never_perturbs_warn_once_naming_perturb():
+    model = Block(4, nnx.Rngs(0))  # sows, never perturbs
+    step = nnx.jit(nnx.grad(lambda m, x: m(x).sum()))
+    x = jax.random.normal(jax.random.key(1), (2, 4))
+    with pytest.warns(
+        JaxCaptureWarning, match=r'Module\.perturb.*`x = self\.perturb\("hidden", x\)`'
+    ) as caught:
+        with watch(model, grads=True, display=False) as w:
+            for _ in range(3):
+                step(model, x)
+    assert len(caught) == 1 and caught[0].filename == __file__
+    assert list(w.stream.series) == [((), "Intermediate", "act")]
+    # A model that perturbs, or a watch without grads=True, does not warn.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JaxCaptureWarning)
+        with watch(model, display=False):
+            step(model, x)
+        perturbs = Net(nnx.Rngs(0))
+        with watch(perturbs, grads=True, display=False):
+            nnx.grad(loss_fn)(perturbs, jnp.ones((8, 4)), jnp.ones((8, 1)))
 
 
 def test_sites_sent_by_callback_are_listed_in_the_order_the_model_computes_them(setup, monkeypatch):

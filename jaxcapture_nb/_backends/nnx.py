@@ -38,6 +38,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import flax
 import jax
 import jax.numpy as jnp
 from flax import nnx
@@ -430,12 +431,20 @@ def _warn_sowed_attributes(modules, var_types) -> None:
         for attr, value in vars(module).items():
             if type(value) in var_types:
                 where = ".".join(str(p) for p in (*path, attr))
+                # Flax 0.12.9 added a flag that makes sow and perturb do nothing outside a capture.
+                flag = hasattr(flax.config, "nnx_sow_capture_noop")
                 warnings.warn(
                     f"'{where}' holds values stored by Module.sow called outside a capture. Such "
                     "values grow by one entry per call, which makes nnx.jit re-trace and "
                     "recompile a step on every call (often ~10x slower). Remove them with "
                     f"nnx.pop(model, nnx.{type(value).__name__}) and sow inside "
-                    "jaxcapture_nb.capture(model) instead.",
+                    "jaxcapture_nb.capture(model) instead"
+                    + (
+                        "; flax.config.update('nnx_sow_capture_noop', True) makes Module.sow "
+                        "outside a capture store nothing."
+                        if flag
+                        else "."
+                    ),
                     JaxCaptureWarning,
                     stacklevel=4,  # the `with capture(...)` line
                 )
@@ -528,6 +537,8 @@ class NnxCapture:
         # of them under keep="all", else the latest per site.
         self._held: list[tuple[int, int, tuple[Any, ...], type, str, Any]] = []
         self._latest: dict[tuple[Any, ...], tuple[int, int, tuple[Any, ...], type, str, Any]] = {}
+        # Per site, how many values the latest one replaced, so records still number their calls.
+        self._replaced: dict[tuple[Any, ...], int] = {}
         # With watch(every=N), a compiled step summarizes only on every N-th
         # call: a counter carried in the root sink decides on the device, and
         # the same count here says which calls' rows are real.
@@ -666,6 +677,8 @@ class NnxCapture:
             if self.recorder.keep == "all":
                 self._held.append((self._call, order, *site, value))
             else:
+                if site in self._latest:
+                    self._replaced[site] = self._replaced.get(site, 0) + 1
                 self._latest[site] = (self._call, order, *site, value)
 
     def note_trace_order(self, path: tuple[Any, ...], var_type: type, name: str, index: int) -> None:
@@ -678,9 +691,10 @@ class NnxCapture:
             jax.effects_barrier()  # host callbacks still in flight
         with self._holding:
             held = sorted([*self._held, *self._latest.values()], key=lambda h: h[:2])
-            self._held, self._latest = [], {}
+            replaced, self._held, self._latest, self._replaced = self._replaced, [], {}, {}
         for _, _, path, var_type, name, value in held:
-            self.recorder.add(path, var_type, name, value.value if isinstance(value, _Static) else value)
+            value = value.value if isinstance(value, _Static) else value
+            self.recorder.add(path, var_type, name, value, skipped=replaced.get((path, var_type, name), 0))
 
     def uninstall(self) -> None:
         """Removes every trace of the capture from the model; safe to repeat."""

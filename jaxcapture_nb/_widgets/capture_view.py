@@ -55,6 +55,8 @@ class CaptureView(anywidget.AnyWidget):
         summaries = payload.host_summaries(records)
         # Host copies: the text and HTML tables read them without transfers.
         self._records = [dataclasses.replace(r, summary=s) for r, s in zip(records, summaries, strict=True)]
+        # What the text table says when it has no rows: why (see Capture.table).
+        self._empty = capture._empty_note()
         stats = payload.stats_table(summaries)
         hists = payload.hist_table(summaries, capture.bins)
         rows = payload.site_rows(records, summaries)
@@ -112,8 +114,10 @@ class CaptureView(anywidget.AnyWidget):
             self._heatmap_site = i
 
     def __repr__(self) -> str:
-        return format_table(self._records)
+        return format_table(self._records, empty=self._empty)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         bundle = super()._repr_mimebundle_(**kwargs)
-        return with_fallback(bundle, format_table(self._records), static_html(self._records))
+        return with_fallback(
+            bundle, format_table(self._records, empty=self._empty), static_html(self._records)
+        )
