@@ -1,7 +1,7 @@
-// Helpers every widget front end uses. Each widget's Python class puts this
-// file in front of its own module, so the helpers live once without a build
-// step (anywidget loads a widget as one ES module, which cannot import a
-// sibling file from the wheel).
+// Helpers every widget front end uses. Each widget's module is joined with
+// this file in front, so the helpers live once without a build step
+// (anywidget loads a widget as one ES module, which cannot import a sibling
+// file from the wheel); the files after it see what the last line exports.
 
 /** The bytes of a binary trait, as an ArrayBuffer. @param {DataView | ArrayBuffer | null} data */
 function bytesOf(data) {
@@ -86,3 +86,5 @@ function ordinal(n) {
   const suffix = tens >= 11 && tens <= 13 ? "th" : ["th", "st", "nd", "rd"][n % 10] || "th";
   return `${n}${suffix}`;
 }
+
+export { bytesOf, fmt, h, sized, siteFilter, siteMatcher, ordinal };

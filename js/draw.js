@@ -366,3 +366,5 @@ function onThemeChange(redraw) {
   observer.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light", "class"] });
   return () => observer.disconnect();
 }
+
+export { themeOf, faded, niceTicks, stepTicks, tickText, linearScale, countScale, logScale, plotBox, drawAxes, drawBars, rgbText, colourAt, drawColourBar, keyItem, Tooltip, hoverReadOut, onThemeChange };

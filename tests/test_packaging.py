@@ -1,10 +1,17 @@
-"""The wheel carries the widget's front end, so installing needs no Node.js."""
+"""The wheel carries the widget's front end, so installing needs no Node.js, and its modules load."""
 
+import importlib
+import json
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
+
+import pytest
+
+from jaxcapture_nb._widgets import front_end
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -36,3 +43,66 @@ def test_the_front_end_needs_nothing_a_host_may_lack():
         # A host variable always comes with a fallback: hosts define JupyterLab's or VS Code's, or none.
         bare = re.findall(r"var\(--(?:jp|vscode)-[\w-]+\)", path.read_text())
         assert bare == [], (path.name, bare)
+
+
+def _node_load(tmp_path, source, probe):
+    """What `probe` prints after Node imports `source` as an ES module bound to `m`."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed; the wheel does not need it, this check does")
+    module = tmp_path / f"module{len(list(tmp_path.iterdir()))}.mjs"
+    module.write_text(source)
+    script = f"const m = await import({json.dumps(module.as_uri())}); console.log({probe});"
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "widget",
+    ["capture_view.CaptureView", "live_view.LiveView", "compare_view.CompareView", "mode_panel.ModePanel"],
+)
+def test_every_widget_module_loads(tmp_path, widget):
+    """The module a widget ships, its files joined, parses and runs its top level."""
+    module_name, class_name = widget.split(".")
+    cls = getattr(importlib.import_module(f"jaxcapture_nb._widgets.{module_name}"), class_name)
+    assert _node_load(tmp_path, cls._esm, "typeof m.default.render") == "function"
+
+
+def test_a_file_sees_only_what_the_files_before_it_export(tmp_path):
+    shared = "const SPARK = 1;\nconst hidden = 2;\nfunction shown() { return SPARK + hidden; }\nexport { shown };\n"
+    entry = (
+        "const SPARK = 10;\nconst probe = () => [shown(), SPARK, typeof hidden];\nexport default { probe };\n"
+    )
+    source = front_end.scoped([("shared.js", shared), ("entry.js", entry)])
+    assert json.loads(_node_load(tmp_path, source, "JSON.stringify(m.default.probe())")) == [
+        3,
+        10,
+        "undefined",
+    ]
+    # The day one widget loads capture_view.js beside compare_draw.js: both keep a private SPARK.
+    both = front_end.module("capture_view.js", extra=("compare_draw.js",))
+    assert _node_load(tmp_path, both, "typeof m.default.render") == "function"
+    with pytest.raises(ValueError, match="both export 'shown'"):
+        front_end.scoped([("a.js", shared), ("b.js", shared), ("entry.js", entry)])
+    with pytest.raises(ValueError, match="needs exactly one"):
+        front_end.scoped([("a.js", "const x = 1;\n"), ("entry.js", entry)])
+
+
+def test_every_front_end_file_is_in_a_widget_module():
+    """A new file left out of front_end._PARTS would ship and never load."""
+    sources = [
+        front_end.module("capture_view.js"),
+        front_end.module("live_view.js"),
+        front_end.module("compare_view.js", extra=("compare_draw.js",)),
+        front_end.module("mode_panel.js", extra=("compare_draw.js",)),
+    ]
+    joined = {
+        line[3:]
+        for source in sources
+        for line in source.splitlines()
+        if line.startswith("// ") and line.endswith(".js")
+    }
+    assert joined == {p.name for p in (ROOT / "js").glob("*.js")}
