@@ -27,15 +27,9 @@ from flax import nnx
 from jaxcapture_nb._capture import Capture, capture
 from jaxcapture_nb._float32 import magnitude_bits, scale_exponent, scaled
 from jaxcapture_nb._modes import Mode, mode_label, with_mode
-from jaxcapture_nb._records import Record, _type_name, flat_stats, number_text, site_label
+from jaxcapture_nb._records import Record, flat_stats, site_label
+from jaxcapture_nb._schema import SHIFT_NOTE, compare_columns, number_text, type_name
 from jaxcapture_nb._summary import DEFAULT_BINS, _as_real, _edges, _histogram, stats_dtype
-
-# Statistics shown side by side, in this order (shared with js/compare_view.js).
-STAT_COLUMNS = ("mean", "std", "min", "max", "zero_pct", "nan")
-
-
-# How every view of a comparison explains its shift column.
-SHIFT_NOTE = "shift: earth mover's distance to the first mode's histogram, in pooled standard deviations"
 
 
 @dataclasses.dataclass
@@ -51,8 +45,9 @@ class SiteComparison:
       var_type: the record type's name, e.g. ``"Intermediate"``.
       shapes: the value's shape in each mode (None where the mode did not
         reach the site).
-      stats: per mode, the statistics named by ``STAT_COLUMNS`` (NaN where the
-        mode did not reach the site or the value has no statistics).
+      stats: per mode, the statistics named by
+        :func:`~jaxcapture_nb._schema.compare_columns`, mean and std first
+        (NaN where the mode did not reach the site or the value has no statistics).
       lo: lower edge of the shared histogram range.
       hi: upper edge of the shared histogram range.
       hists: int32 ``[modes, bins]``: each mode's counts on the shared range.
@@ -112,10 +107,11 @@ class Comparison:
             f"{column} [{mode}]" for mode in self.modes for column in ("mean", "std")
         ]
         rows = [header]
+        mean, std = (compare_columns().index(k) for k in ("mean", "std"))
         for s in self.sites:
             cells = [s.site, number_text(s.shift)]
             for m in range(len(self.modes)):
-                cells += [number_text(s.stats[m, 0]), number_text(s.stats[m, 1])]
+                cells += [number_text(s.stats[m, mean]), number_text(s.stats[m, std])]
             rows.append(cells)
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
@@ -194,7 +190,7 @@ def _shift_scores(hists: np.ndarray, lo: float, hi: float, stds: np.ndarray, mea
 
 
 def _keyed(records: Sequence[Record]) -> dict[tuple[Any, ...], Record]:
-    return {(r.path, r.name, _type_name(r.var_type), r.call_index): r for r in records}
+    return {(r.path, r.name, type_name(r.var_type), r.call_index): r for r in records}
 
 
 def _site_name(key: tuple[Any, ...], calls: int) -> str:
@@ -214,10 +210,11 @@ def _has_stats(record: Record | None) -> bool:
 
 
 def _stats_row(record: Record | None) -> list[float]:
+    columns = compare_columns()
     if not _has_stats(record):
-        return [math.nan] * len(STAT_COLUMNS)
+        return [math.nan] * len(columns)
     stats = flat_stats(record.summary)
-    return [float(stats[c]) for c in STAT_COLUMNS]
+    return [float(stats[c]) for c in columns]
 
 
 def _compare_site(
@@ -229,7 +226,8 @@ def _compare_site(
     lo, hi = float(lo), float(hi)
     usable = [i for i, r in enumerate(found) if _has_stats(r)]
     if len(usable) == len(found):
-        shifts = _shift_scores(np.asarray(hists), lo, hi, stats[:, 1], stats[:, 0])
+        mean, std = (compare_columns().index(k) for k in ("mean", "std"))
+        shifts = _shift_scores(np.asarray(hists), lo, hi, stats[:, std], stats[:, mean])
     else:
         shifts = np.full(len(found), math.nan)
         full = np.zeros((len(found), bins), np.int32)

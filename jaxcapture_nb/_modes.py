@@ -21,7 +21,12 @@ from typing import Any
 from flax import nnx
 
 from jaxcapture_nb._backends import flax_internals
-from jaxcapture_nb._backends.flax_internals import filter_predicate, has_decode_cache, set_view_docs
+from jaxcapture_nb._backends.flax_internals import (
+    filter_predicate,
+    has_decode_cache,
+    init_decode_cache,
+    set_view_docs,
+)
 
 # What Module.train() and Module.eval() set on every module that has them.
 PRESETS: dict[str, dict[str, bool]] = {
@@ -279,9 +284,7 @@ def _check_caches(view: nnx.Module, settings: Mapping[str, Any], only: Any) -> N
         # set_view only builds the cache when the attribute is missing, but
         # MultiHeadAttention always has it (as None), and sizes given anew
         # mean a new cache: build it on the view, where the model keeps its own.
-        module.init_cache(
-            (*batch_dims(batch_size), max_length, module.in_features), module.dtype or "float32"
-        )
+        init_decode_cache(module, batch_dims(batch_size), max_length)
 
 
 def with_mode(model: nnx.Module, mode: Mode, *, only: Any = None) -> nnx.Module:

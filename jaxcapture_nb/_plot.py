@@ -8,7 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
+from jaxcapture_nb._pooling import pooled_counts, pooled_range
 from jaxcapture_nb._records import Record
+from jaxcapture_nb._schema import SERIES_COLOUR
 
 
 def plot_histograms(records: Sequence[Record], columns: int = 4, max_sites: int = 32) -> Figure:
@@ -31,10 +33,10 @@ def plot_histograms(records: Sequence[Record], columns: int = 4, max_sites: int 
     for k, record in enumerate(shown):
         ax = figure.add_subplot(rows, min(columns, len(shown)), k + 1)
         s = record.summary.to_numpy()
-        hist = np.asarray(s.hist).reshape(-1, s.bins).sum(axis=0)
-        edges = np.asarray(s.edges).reshape(-1, s.bins + 1)
-        lo, hi = edges[:, 0].min(), edges[:, -1].max()
-        ax.stairs(hist, np.linspace(lo, hi, s.bins + 1), fill=True, color="#4c78a8")
+        lo, hi = pooled_range(s.lo, s.hi)
+        ax.stairs(
+            pooled_counts(s.hist, s.bins), np.linspace(lo, hi, s.bins + 1), fill=True, color=SERIES_COLOUR
+        )
         ax.set_title(f"{record.site} [{record.call_index}]", fontsize=8)
         ax.tick_params(labelsize=7)
     return figure

@@ -16,6 +16,8 @@ import jax
 import numpy as np
 from flax import nnx
 
+from jaxcapture_nb import _schema
+from jaxcapture_nb._schema import type_name
 from jaxcapture_nb._summary import Summary
 
 
@@ -160,6 +162,9 @@ def shape_and_dtype(value: Any) -> tuple[tuple[int, ...] | None, str | None]:
 def flat_stats(summary: Summary) -> dict[str, float]:
     """Scalar statistics of a summary, pooling any stacked (scan/vmap) axes.
 
+    The keys are those of :data:`~jaxcapture_nb._schema.STATS` but the range
+    edges; derived statistics are computed from the others.
+
     Example:
       >>> import jax.numpy as jnp
       >>> from jaxcapture_nb import summarize
@@ -179,9 +184,9 @@ def flat_stats(summary: Summary) -> dict[str, float]:
         "zero_pct": 100.0 * float(s.zero_count.sum()) / size if size else float("nan"),
     }
     if n == 0:
-        return stats | {"mean": math.nan, "std": math.nan, "min": math.nan, "max": math.nan}
+        return _schema.with_derived(stats | dict.fromkeys(("mean", "std", "min", "max"), math.nan))
     if not summary.stacked_shape:
-        return stats | {k: float(getattr(s, k)) for k in ("mean", "std", "min", "max")}
+        return _schema.with_derived(stats | {k: float(getattr(s, k)) for k in ("mean", "std", "min", "max")})
     # Pool the per-slice statistics, in float64 so that E[x^2] - mean^2 does
     # not cancel away the spread.
     weights = counts / n
@@ -189,42 +194,41 @@ def flat_stats(summary: Summary) -> dict[str, float]:
     with np.errstate(invalid="ignore"):
         mean = float(np.nansum(weights * means))
         spread = float(np.nansum(weights * (np.square(stds) + np.square(means - mean))))
-    return stats | {
-        "mean": mean,
-        "std": math.sqrt(spread),
-        "min": float(np.nanmin(s.min)),
-        "max": float(np.nanmax(s.max)),
-    }
+    return _schema.with_derived(
+        stats
+        | {
+            "mean": mean,
+            "std": math.sqrt(spread),
+            "min": float(np.nanmin(s.min)),
+            "max": float(np.nanmax(s.max)),
+        }
+    )
 
 
-def number_text(x: float) -> str:
-    """A number rounded for display: 4 significant digits, or scientific."""
-    if math.isnan(x):
-        return "nan"
-    if x == 0:
-        return "0"
-    if 1e-3 <= abs(x) < 1e5:
-        return f"{x:.4g}"
-    return f"{x:.3e}"
+# The cells before the statistics in every row of the text table.
+HEAD_COLUMNS = ("path", "name", "call", "type", "shape", "dtype")
 
 
-def _type_name(var_type: Any) -> str:
-    return var_type if isinstance(var_type, str) else getattr(var_type, "__name__", str(var_type))
+def table_columns() -> tuple[str, ...]:
+    """The text table's header: :data:`HEAD_COLUMNS`, a column per statistic, then NaN/Inf.
 
-
-COLUMNS = ("path", "name", "call", "type", "shape", "dtype", "mean", "std", "min", "max", "zeros%", "nan/inf")
+    Example:
+      >>> table_columns()[len(HEAD_COLUMNS):]
+      ('mean', 'std', 'min', 'max', 'zeros%', 'nan/inf')
+    """
+    return (*HEAD_COLUMNS, *(s.header for s in _schema.table_stats()), _schema.NONFINITE_HEADER)
 
 
 def row_cells(record: Record) -> tuple[tuple[str, ...], str | None]:
     """The text of a record's table row, shared by the text and HTML tables.
 
     Returns:
-      All ``len(COLUMNS)`` cells and None; or, for a record without
+      All ``len(table_columns())`` cells and None; or, for a record without
       statistics, the six leading cells and a note saying why.
     """
     path = ".".join(str(p) for p in record.path) or "(root)"
     shape = "" if record.shape is None else "(" + ",".join(str(d) for d in record.shape) + ")"
-    head = (path, record.name, str(record.call_index), _type_name(record.var_type), shape, record.dtype or "")
+    head = (path, record.name, str(record.call_index), type_name(record.var_type), shape, record.dtype or "")
     s = record.summary
     if s is None:
         return head, f"{type(record.value).__name__} (not an array)"
@@ -233,8 +237,7 @@ def row_cells(record: Record) -> tuple[tuple[str, ...], str | None]:
     st = flat_stats(s)
     bad = st["nan"] + st["posinf"] + st["neginf"]
     nonfinite = f"{st['nan']}/{st['posinf'] + st['neginf']}" if bad else "-"
-    numbers = tuple(number_text(st[k]) for k in ("mean", "std", "min", "max"))
-    return (*head, *numbers, f"{st['zero_pct']:.1f}", nonfinite), None
+    return (*head, *(s.text(st) for s in _schema.table_stats()), nonfinite), None
 
 
 NOTHING_SOWED = "(nothing was sowed)"
@@ -254,11 +257,12 @@ def format_table(records: Sequence[Record], empty: str = NOTHING_SOWED) -> str:
     Returns:
       The table as a string (a header line and one line per record).
     """
-    rows = [COLUMNS]
+    columns = table_columns()
+    rows = [columns]
     for record in records:
         cells, note = row_cells(record)
-        rows.append(cells if note is None else (*cells, note, *[""] * (len(COLUMNS) - len(cells) - 1)))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+        rows.append(cells if note is None else (*cells, note, *[""] * (len(columns) - len(cells) - 1)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     if not records:
         lines.append(empty)

@@ -10,9 +10,9 @@ from flax import nnx
 from models import ModeNet
 
 from jaxcapture_nb import CompareView, compare_modes
-from jaxcapture_nb._compare import STAT_COLUMNS
-from jaxcapture_nb._records import number_text
-from jaxcapture_nb._widgets.compare_static import MODE_COLOURS
+from jaxcapture_nb._schema import MODE_COLOURS, compare_columns, number_text
+
+STAT_COLUMNS = compare_columns()
 
 NAME = "<img src=x onerror=alert(1)>"
 

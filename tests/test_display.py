@@ -1,5 +1,6 @@
 """Where views are shown by default: in notebook front ends, never in scripts or terminal IPython."""
 
+import base64
 import subprocess
 import sys
 import textwrap
@@ -10,7 +11,7 @@ from flax import nnx
 from jaxcapture_nb import watch
 from jaxcapture_nb._hosts import has_front_end, should_display
 from jaxcapture_nb._watch import SAVED_OUTPUT_MAX_SECONDS, SAVED_OUTPUT_SECONDS
-from jaxcapture_nb._widgets.live_static import live_text
+from jaxcapture_nb._widgets.live_static import live_html, live_text
 
 TRAINING = textwrap.dedent(
     """
@@ -195,3 +196,15 @@ class Perturbed(nnx.Module):
         h = self.perturb("h", self.linear(x))
         self.sow(nnx.Intermediate, "act", h)
         return h.sum()
+
+
+def test_the_saved_picture_draws_every_site_with_its_bands():
+    model = Perturbed(nnx.Rngs(0))
+    grad = nnx.jit(nnx.grad(lambda m, x: m(x)))
+    with watch(model, grads=True, display=False) as w:
+        for k in range(3):
+            grad(model, jnp.full((2, 4), float(k)))
+            w.log(step=k, loss=float(k))
+    page = live_html(w.stream)
+    picture = base64.b64decode(page.split("base64,")[1].split('"')[0])
+    assert len(w.stream.series) == 3 and picture.startswith(b"\x89PNG")

@@ -10,12 +10,14 @@ import anywidget
 import traitlets as t
 
 from jaxcapture_nb._records import flat_stats, format_table
+from jaxcapture_nb._schema import capture_columns
 from jaxcapture_nb._widgets import payload
 from jaxcapture_nb._widgets.front_end import module, stylesheet
+from jaxcapture_nb._widgets.schema_trait import SchemaTrait
 from jaxcapture_nb._widgets.static import static_html, with_fallback
 
 
-class CaptureView(anywidget.AnyWidget):
+class CaptureView(SchemaTrait, anywidget.AnyWidget):
     """Every sowed value of a capture: sortable, filterable, with histograms.
 
     Selecting a row shows its histogram and, for arrays with two or more
@@ -33,7 +35,7 @@ class CaptureView(anywidget.AnyWidget):
     _stats = t.Bytes().tag(sync=True)
     _hists = t.Bytes().tag(sync=True)
     _bins = t.Int(0).tag(sync=True)
-    _stat_columns = t.List(list(payload.STAT_COLUMNS)).tag(sync=True)
+    _stat_columns = t.List().tag(sync=True)  # the columns of _stats
     _first_nonfinite = t.Int(-1).tag(sync=True)
     _selected = t.Int(-1).tag(sync=True)
     _slice_index = t.List(t.Int()).tag(sync=True)
@@ -67,6 +69,7 @@ class CaptureView(anywidget.AnyWidget):
             _stats=stats.tobytes(),
             _hists=hists.tobytes(),
             _bins=capture.bins,
+            _stat_columns=list(capture_columns()),
             _first_nonfinite=payload.first_nonfinite(stats),
             **kwargs,
         )

@@ -10,17 +10,17 @@ inline: a saved notebook shows HTML without the widget's CSS.
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from jaxcapture_nb._compare import SHIFT_NOTE, STAT_COLUMNS, Comparison, SiteComparison
-from jaxcapture_nb._records import number_text
+from jaxcapture_nb import _schema
+from jaxcapture_nb._pooling import shares
+from jaxcapture_nb._schema import MODE_COLOURS, SHIFT_NOTE, number_text
 
-# One colour per mode, in order (sent to js/compare_view.js); colour-blind friendly.
-MODE_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d")
-# The statistics of each mode, as (index in STAT_COLUMNS, header).
-_COLUMNS = tuple(enumerate("zeros%" if c == "zero_pct" else c for c in STAT_COLUMNS))
-_NAN = STAT_COLUMNS.index("nan")
+if TYPE_CHECKING:  # the comparison is only read here: no import of the code that makes it
+    from jaxcapture_nb._compare import Comparison, SiteComparison
+
 _W, _H = 120, 28
 _NOTE = (
     f"{SHIFT_NOTE}; "
@@ -30,6 +30,11 @@ _CELL = "padding:1px 6px;text-align:right;white-space:nowrap"
 _BAD = ";color:#c00;font-weight:bold;background:#fde8e8"
 # A rule before each mode's columns keeps the groups apart.
 _SEPARATOR = ";border-left:1px solid #ddd"
+
+
+def _columns() -> list[tuple[int, str]]:
+    """The statistics of each mode, as (index in the comparison's statistics, header)."""
+    return [(k, _schema.stat(key).header) for k, key in enumerate(_schema.compare_columns())]
 
 
 def mode_colour(index: int) -> str:
@@ -60,13 +65,11 @@ def overlay_svg(hists: np.ndarray) -> str:
       >>> svg.count("<polyline"), 'stroke="#f58518"' in svg, 'stroke="#54a24b"' in svg
       (2, True, False)
     """
-    hists = np.asarray(hists, np.float64)
-    totals = hists.sum(axis=1, keepdims=True)
-    shares = np.divide(hists, totals, out=np.zeros_like(hists), where=totals > 0)
-    top = shares.max() if shares.size and shares.max() > 0 else 1.0
-    step = (_W - 1) / max(hists.shape[1], 1)
+    share_of, totals = shares(hists)
+    top = share_of.max() if share_of.size and share_of.max() > 0 else 1.0
+    step = (_W - 1) / max(share_of.shape[1], 1)
     lines = []
-    for m, share in enumerate(shares):
+    for m, share in enumerate(share_of):
         if totals[m, 0] <= 0:
             continue
         heights = (_H - 2) * np.sqrt(share / top)
@@ -94,16 +97,17 @@ def _shift_cell(site: SiteComparison, modes: list[str]) -> str:
     return f'<td style="{_CELL}">{html.escape(number_text(site.shift))}</td>'
 
 
-def _mode_cells(site: SiteComparison, m: int, label: str) -> list[str]:
+def _mode_cells(site: SiteComparison, m: int, label: str, columns: list[tuple[int, str]]) -> list[str]:
+    nan = _schema.compare_columns().index("nan")
     cells = []
-    for j, (k, _) in enumerate(_COLUMNS):
+    for j, (k, _) in enumerate(columns):
         style = _CELL + (_SEPARATOR if j == 0 else "")
         if site.shapes[m] is None:
             title = html.escape(f"not reached in {label}")
             cells.append(f'<td style="{style};color:#999" title="{title}">&#8211;</td>')
             continue
         value = float(site.stats[m, k])
-        bad = _BAD if k == _NAN and value > 0 else ""
+        bad = _BAD if k == nan and value > 0 else ""
         cells.append(f'<td style="{style}{bad}">{html.escape(number_text(value))}</td>')
     return cells
 
@@ -119,6 +123,8 @@ def comparison_html(comparison: Comparison) -> str:
     """
     esc = html.escape
     modes = list(comparison.modes)
+    columns = _columns()
+    nan = _schema.compare_columns().index("nan")
     swatch = "display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px;background:"
     legend = "".join(
         f'<span style="margin-right:14px;font-weight:bold;color:{mode_colour(m)}">'
@@ -127,20 +133,20 @@ def comparison_html(comparison: Comparison) -> str:
     )
     head = "padding:1px 6px;white-space:nowrap;border-bottom:1px solid #bbb"
     groups = "".join(
-        f'<th colspan="{len(_COLUMNS)}" style="padding:1px 6px;color:{mode_colour(m)};'
+        f'<th colspan="{len(columns)}" style="padding:1px 6px;color:{mode_colour(m)};'
         f'border-bottom:2px solid {mode_colour(m)}{_SEPARATOR}">{esc(label)}</th>'
         for m, label in enumerate(modes)
     )
     names = "".join(
         f'<th style="{head};text-align:right;color:{mode_colour(m)}{_SEPARATOR if j == 0 else ""}">{name}</th>'
         for m in range(len(modes))
-        for j, (_, name) in enumerate(_COLUMNS)
+        for j, (_, name) in enumerate(columns)
     )
     left = f"{head};text-align:left"
     rows = []
     for site in comparison.sites:
         name_style = "padding:1px 6px;white-space:nowrap"
-        if np.nansum(site.stats[:, _NAN]) > 0:
+        if np.nansum(site.stats[:, nan]) > 0:
             name_style += ";color:#c00;font-weight:bold"
         cells = [
             f'<td style="{name_style}">{esc(site.label)}</td>',
@@ -148,10 +154,10 @@ def comparison_html(comparison: Comparison) -> str:
             f'<td style="padding:1px 6px">{overlay_svg(site.hists)}</td>',
         ]
         for m, label in enumerate(modes):
-            cells += _mode_cells(site, m, label)
+            cells += _mode_cells(site, m, label, columns)
         rows.append('<tr style="border-bottom:1px solid #eee">' + "".join(cells) + "</tr>")
     if not comparison.sites:
-        span = 3 + len(modes) * len(_COLUMNS)
+        span = 3 + len(modes) * len(columns)
         rows.append(f'<tr><td colspan="{span}">(no site was recorded; check include=)</td></tr>')
     return (
         '<div class="jcnb-compare-static" style="font-family:monospace;font-size:12px">'

@@ -12,22 +12,26 @@ prefix, and :func:`comparison_state` gives their values.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import numpy as np
 import traitlets as t
 
-from jaxcapture_nb._compare import SHIFT_NOTE, STAT_COLUMNS, Comparison
-from jaxcapture_nb._widgets.compare_static import MODE_COLOURS, comparison_html
+from jaxcapture_nb._schema import MODE_COLOURS, SHIFT_NOTE, compare_columns
+from jaxcapture_nb._widgets.compare_static import comparison_html
 from jaxcapture_nb._widgets.front_end import module, stylesheet
+from jaxcapture_nb._widgets.schema_trait import SchemaTrait
 from jaxcapture_nb._widgets.static import with_fallback
+
+if TYPE_CHECKING:  # the comparison is only read here: no import of the code that makes it
+    from jaxcapture_nb._compare import Comparison
 
 
 def _buffers(comparison: Comparison) -> dict[str, bytes]:
     """The four number buffers, C order: [sites, modes, ...] and [sites, 2]."""
     sites, modes, bins = comparison.sites, len(comparison.modes), comparison.bins
-    stats = np.full((len(sites), modes, len(STAT_COLUMNS)), np.nan)
+    stats = np.full((len(sites), modes, len(compare_columns())), np.nan)
     hists = np.zeros((len(sites), modes, bins), np.int32)
     ranges = np.zeros((len(sites), 2))
     shifts = np.full((len(sites), modes), np.nan)
@@ -56,7 +60,7 @@ def comparison_traits(prefix: str = "") -> type[t.HasTraits]:
         "_modes": t.List(t.Unicode()),
         "_colours": t.List(t.Unicode(), list(MODE_COLOURS)),
         "_sites": t.List(t.Dict()),  # site, label, type, shapes (per mode, None if not reached)
-        "_stat_columns": t.List(t.Unicode(), list(STAT_COLUMNS)),
+        "_stat_columns": t.List(t.Unicode()),
         "_stats": t.Bytes(),  # float64 [sites, modes, stat columns]
         "_hists": t.Bytes(),  # int32 [sites, modes, bins]
         "_ranges": t.Bytes(),  # float64 [sites, 2]: lo, hi
@@ -64,7 +68,9 @@ def comparison_traits(prefix: str = "") -> type[t.HasTraits]:
         "_bins": t.Int(0),
         "_note": t.Unicode(SHIFT_NOTE),
     }
-    named = {prefix + name: trait.tag(sync=True) for name, trait in traits.items()}
+    named: dict[str, Any] = {prefix + name: trait.tag(sync=True) for name, trait in traits.items()}
+    # The columns as the schema has them when a widget is made, not at import.
+    named["_columns_now"] = t.default(prefix + "_stat_columns")(lambda self: list(compare_columns()))
     return type("ComparisonTraits", (t.HasTraits,), named)
 
 
@@ -88,6 +94,7 @@ def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[st
     if comparison is None:
         state: dict[str, Any] = {
             "_modes": [],
+            "_stat_columns": list(compare_columns()),
             "_sites": [],
             "_bins": 0,
             **dict.fromkeys(("_stats", "_hists", "_ranges", "_shifts"), b""),
@@ -95,6 +102,7 @@ def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[st
     else:
         state = {
             "_modes": [str(m) for m in comparison.modes],
+            "_stat_columns": list(compare_columns()),
             "_sites": [
                 {
                     "site": s.site,
@@ -110,7 +118,7 @@ def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[st
     return {prefix + name: value for name, value in state.items()}
 
 
-class CompareView(comparison_traits(), anywidget.AnyWidget):
+class CompareView(SchemaTrait, comparison_traits(), anywidget.AnyWidget):
     """Sites sorted by how far their distribution moves between modes.
 
     Each row shows the site's shift, the modes' histograms overlaid, and the

@@ -15,10 +15,10 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 
+from jaxcapture_nb._pooling import bands, percentile_column
+from jaxcapture_nb._schema import BAND_COLOUR, MEDIAN, MEDIAN_COLOUR, SERIES_COLOUR
 from jaxcapture_nb._stream import STAT_COLUMNS, SiteSeries, Stream, kind_label
 
-_P = STAT_COLUMNS.index("p0")
-_BANDS = ((1, 7, 0.18), (2, 6, 0.3), (3, 5, 0.45))  # percentile columns, past p0, and alpha
 _MAX_SITES = 12
 _GRID = 48  # value rows of the picture
 
@@ -83,7 +83,7 @@ def live_png(stream: Stream) -> bytes:
     figure = Figure(figsize=(3.3 * columns, 2.0 * rows), layout="constrained", dpi=80)
     for k, (label, steps, values) in enumerate(scalar_rows):
         ax = figure.add_subplot(rows, columns, k + 1)
-        ax.plot(steps, values, color="#4c78a8", lw=1)
+        ax.plot(steps, values, color=SERIES_COLOUR, lw=1)
         ax.set_title(label, fontsize=8)
         ax.tick_params(labelsize=6)
     for k, (s, (image, lo, hi)) in enumerate(panels, start=len(scalar_rows)):
@@ -97,16 +97,10 @@ def live_png(stream: Stream) -> bytes:
             extent=(float(steps[0]), float(steps[-1]) + 1, lo, hi),
             interpolation="nearest",
         )
-        for low, high, alpha in _BANDS:
-            ax.fill_between(
-                steps,
-                s.stats[: s.size, _P + low],
-                s.stats[: s.size, _P + high],
-                color="#f58518",
-                alpha=alpha,
-                lw=0,
-            )
-        ax.plot(steps, s.stats[: s.size, _P + 4], color="#e45756", lw=0.8)
+        kept = s.stats[: s.size]
+        for low, high, alpha in bands(kept, STAT_COLUMNS):
+            ax.fill_between(steps, low, high, color=BAND_COLOUR, alpha=alpha, lw=0)
+        ax.plot(steps, kept[:, percentile_column(MEDIAN, STAT_COLUMNS)], color=MEDIAN_COLOUR, lw=0.8)
         ax.set_title(f"{s.label} ({kind_label(s.kind)})", fontsize=8)
         ax.tick_params(labelsize=6)
     if not count:

@@ -23,6 +23,7 @@ import traitlets as t
 from jaxcapture_nb._stream import PERCENTILES, STAT_COLUMNS, Stream, flag_name, kind_label
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.live_static import live_html, live_text
+from jaxcapture_nb._widgets.schema_trait import SchemaTrait
 from jaxcapture_nb._widgets.static import with_fallback
 
 # While the browser may still be loading the module, updates replace
@@ -58,7 +59,7 @@ def _update_message(seq: int, base: bool, blocks: list, scalar_blocks: list) -> 
     }
 
 
-class LiveView(anywidget.AnyWidget):
+class LiveView(SchemaTrait, anywidget.AnyWidget):
     """Histograms over steps, percentile bands and scalar charts of a :class:`Stream`.
 
     Made and fed by :func:`~jaxcapture_nb.watch`; :meth:`publish` sends what

@@ -17,103 +17,27 @@ while a browser message is handled.
 
 from __future__ import annotations
 
-import collections
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import anywidget
 import traitlets as t
-from flax import linen as nn
-from flax import nnx
 
-from jaxcapture_nb._compare import Comparison
-from jaxcapture_nb._modes import (
-    PRESETS,
-    ModeError,
-    ModuleOptions,
-    ViewOption,
-    batch_dims,
-    preset_settings,
-    view_options,
-    with_mode,
-)
-from jaxcapture_nb._widgets.compare_view import CompareView, comparison_state, comparison_traits
+from jaxcapture_nb._compare import Comparison, compare_modes
+from jaxcapture_nb._modes import ModeError
+from jaxcapture_nb._modes_settings import ViewSettings, as_json, view_label
+from jaxcapture_nb._widgets.compare_view import comparison_state, comparison_traits
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.mode_static import OptionRow, panel_html, panel_text
+from jaxcapture_nb._widgets.schema_trait import SchemaTrait
 from jaxcapture_nb._widgets.static import with_fallback
-
-_TAKES = {
-    "bool": "True or False",
-    "int": "an int",
-    "float": "a number",
-    "str": "a string",
-    "shape": "an int or ints separated by commas",
-}
-
-_LINEN_NOTE = (
-    "{name} is a Linen module. Linen modules have no view options: their modes are call arguments "
-    "such as train= or deterministic=. Compare them with compare_modes(module, variables, x, "
-    "modes={{'train': {{'train': True}}, 'eval': {{'train': False}}}})."
-)
-
 
 # What Compare can put the current view against, when the panel runs the
 # comparison on inputs=: the model as it is, or its train and eval presets.
 AGAINST = ("model", "presets")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _checked(group: ModuleOptions, option: ViewOption, value: Any) -> Any:
-    """The value as ``with_mode`` takes it (JSON lists become tuples), or a ModeError."""
-    kind = option.kind
-    if kind == "any" or isinstance(value, {"bool": bool, "str": str}.get(kind, ())):
-        return value
-    if kind in ("int", "shape") and _is_int(value):
-        return value
-    if kind == "float" and (_is_int(value) or isinstance(value, float)):
-        return float(value)
-    if kind == "shape" and isinstance(value, (list, tuple)) and value and all(map(_is_int, value)):
-        return tuple(value)
-    raise ModeError(
-        f"{group.name}.{option.name} takes {_TAKES[kind]} ({option.annotation or kind}), got {value!r}"
-    )
-
-
-def _class_ref(cls: type) -> str:
-    """How the generated code names a class: ``nnx.Dropout`` for Flax's, the bare name otherwise."""
-    return f"nnx.{cls.__name__}" if getattr(nnx, cls.__name__, None) is cls else cls.__qualname__
-
-
-def _labelled(groups: list[ModuleOptions]) -> dict[str, ModuleOptions]:
-    """Groups by class name; by module and name where two classes share a name."""
-    counts = collections.Counter(g.name for g in groups)
-    return {g.name if counts[g.name] == 1 else f"{g.cls.__module__}.{g.name}": g for g in groups}
-
-
-def _group_json(label: str, group: ModuleOptions) -> dict[str, Any]:
-    def current(value: Any) -> Any:
-        return None if isinstance(value, float) and not math.isfinite(value) else value
-
-    return {
-        "name": label,
-        "ref": _class_ref(group.cls),
-        "paths": list(group.paths),
-        "options": [
-            {
-                **{f: getattr(o, f) for f in ("name", "kind", "annotation", "doc", "via")},
-                "current": current(o.current),
-                "current_text": repr(o.current),
-            }
-            for o in group.options
-        ],
-    }
-
-
-class ModePanel(comparison_traits("_compare"), anywidget.AnyWidget):
+class ModePanel(SchemaTrait, comparison_traits("_compare"), anywidget.AnyWidget):
     """Train/eval switches for an NNX model, and what switching them changes.
 
     Made by :func:`mode_panel`. One widget: the switches, the Flax code of
@@ -165,7 +89,8 @@ class ModePanel(comparison_traits("_compare"), anywidget.AnyWidget):
             raise ValueError(
                 f"against={against!r} applies to the comparison on inputs=: pass inputs=(x,) too"
             )
-        linen = _LINEN_NOTE.format(name=type(model).__name__) if isinstance(model, nn.Module) else ""
+        options = ViewSettings(model)  # TypeError if not a module
+        linen = options.linen_note
         if linen and inputs is not None:
             raise TypeError(
                 f"inputs= compares views, and {type(model).__name__} is a Linen module without them: "
@@ -179,17 +104,9 @@ class ModePanel(comparison_traits("_compare"), anywidget.AnyWidget):
         self._mode_error = self._compare_failure = ""
         self._quiet = False
         self._inputs: tuple[Any, ...] | None = None  # what the panel's own comparison runs on
-        if linen:
-            self._option_groups: dict[str, ModuleOptions] = {}
-            self._view = model
-        else:
-            self._option_groups = _labelled(view_options(model))  # TypeError if not a module
-            self._view = nnx.view(model)
-        super().__init__(
-            _linen=linen,
-            _groups=[_group_json(label, g) for label, g in self._option_groups.items()],
-            **kwargs,
-        )
+        self._options = options
+        self._view = options.build({})
+        super().__init__(_linen=linen, _groups=options.groups_json(), **kwargs)
         self._code = self._code_text()
         self.observe(self._on_values, "_values")
         self.observe(self._on_against, "_against")
@@ -298,13 +215,10 @@ class ModePanel(comparison_traits("_compare"), anywidget.AnyWidget):
           >>> panel.view_label()
           'current view (Dropout.deterministic=True)'
         """
-        chosen = [f"{c}.{k}={v!r}" for c, options in self._settings.items() for k, v in options.items()]
-        return f"current view ({', '.join(chosen) or 'nothing set'})"
+        return view_label(self._settings)
 
     def _compare_on_inputs(self, view: Any) -> Comparison:
         """The panel's own comparison: ``view`` against what ``against`` names, on ``inputs=``."""
-        from jaxcapture_nb._compare import compare_modes
-
         if self._against == "presets":
             # Train first: the view's shift then reads as how far it is from training.
             modes = {"train preset": "train", "eval preset": "eval", self.view_label(): view}
@@ -362,60 +276,13 @@ class ModePanel(comparison_traits("_compare"), anywidget.AnyWidget):
         return {c: dict(o) for c, o in self._settings.items()}
 
     def _preset_values(self, name: str) -> dict[str, dict[str, Any]]:
-        if name == "reset":
-            return {}
-        if name not in PRESETS:
-            raise ModeError(f"unknown preset {name!r}: use 'train', 'eval' or 'reset'")
-        values = self._shown_values()
-        for label, group in self._option_groups.items():
-            offered = {o.name for o in group.options}
-            preset = preset_settings(name, offered)
-            if preset:
-                values.setdefault(label, {}).update(preset)
-        return values
-
-    def _normalized(self, values: Any) -> dict[str, dict[str, Any]]:
-        if self._linen and values:
-            raise ModeError(self._linen)
-        if not isinstance(values, Mapping):
-            raise ModeError(f"settings are a dict of class name to options, got {type(values).__name__}")
-        settings = {}
-        for class_name, chosen in values.items():
-            group = self._option_groups.get(class_name)
-            if group is None:
-                raise ModeError(
-                    f"{class_name!r} is not a module class of this model with view options "
-                    f"(it has: {', '.join(self._option_groups) or 'none'})"
-                )
-            if not isinstance(chosen, Mapping):
-                raise ModeError(f"the options of {class_name} are a dict, got {chosen!r}")
-            offered = [o.name for o in group.options]
-            unknown = [name for name in chosen if name not in offered]
-            if unknown:
-                raise ModeError(f"{class_name} has no option {unknown[0]!r} (it has: {', '.join(offered)})")
-            # In signature order, so the code shown reads like set_view's signature.
-            checked = {
-                o.name: _checked(group, o, chosen[o.name])
-                for o in group.options
-                if chosen.get(o.name) is not None
-            }
-            if checked:
-                settings[class_name] = checked
-        # In the panel's order of classes, as the cards, the code and the view's label show them.
-        return {name: settings[name] for name in self._option_groups if name in settings}
-
-    def _build(self, settings: dict[str, dict[str, Any]]) -> Any:
-        view = self.original
-        for name, group in self._option_groups.items():
-            if name in settings:
-                view = with_mode(view, settings[name], only=group.cls)
-        return nnx.view(view) if view is self.original and not self._linen else view
+        return self._options.preset_values(name, self._settings)
 
     def _apply(self, values: Any, *, strict: bool) -> None:
         """Builds the view of ``values``; a failure raises (``strict``) or is shown, keeping the last view."""
         try:
-            settings = self._normalized(values)
-            view = self._build(settings)
+            settings = self._options.normalized(values)
+            view = self._options.build(settings)
         except ModeError as e:
             if strict:
                 raise
@@ -429,7 +296,7 @@ class ModePanel(comparison_traits("_compare"), anywidget.AnyWidget):
             try:
                 # What panel.model is, also after a refused change: the
                 # browser redraws every control from it.
-                self._values = _as_json(self._settings)
+                self._values = as_json(self._settings)
             finally:
                 self._quiet = False
             self._code = self._code_text()
@@ -475,29 +342,14 @@ class ModePanel(comparison_traits("_compare"), anywidget.AnyWidget):
 
     def _code_text(self) -> str:
         """The Flax calls that make ``model`` from ``original`` (called ``model`` and ``view`` here)."""
-        if self._linen:
-            return ""
-        lines, source = [], "model"
-        for name, group in self._option_groups.items():
-            chosen = self._settings.get(name)
-            if not chosen:
-                continue
-            function = "view" if group.options[0].via == "view" else "with_attributes"
-            arguments = ", ".join(f"{k}={v!r}" for k, v in chosen.items())
-            lines.append(f"view = nnx.{function}({source}, only={_class_ref(group.cls)}, {arguments})")
-            source = "view"
-            lines += _cache_lines(group, chosen, self.original)
-        return "\n".join(lines) or "view = nnx.view(model)"
+        return self._options.code(self._settings)
 
     def _rows(self) -> list[OptionRow]:
         """Every option, in the panel's order, with its value in the current view."""
-        rows = []
-        for name, group in self._option_groups.items():
-            chosen = self._settings.get(name, {})
-            for o in group.options:
-                value = chosen.get(o.name, o.current)
-                rows.append(OptionRow(name, o.name, repr(value), o.via, o.name in chosen))
-        return rows
+        return [
+            OptionRow(cls, option, repr(value), via, set_here)
+            for cls, option, value, via, set_here in self._options.rows(self._settings)
+        ]
 
     def __repr__(self) -> str:
         return self._static(panel_text)
@@ -513,34 +365,9 @@ class ModePanel(comparison_traits("_compare"), anywidget.AnyWidget):
 
 
 def _comparison_of(result: Any) -> Comparison | None:
-    """The Comparison a compare function's result holds, if the panel can draw it."""
-    if isinstance(result, Comparison):
-        return result
-    if isinstance(result, CompareView):
-        return result._comparison
-    return None
-
-
-def _as_json(settings: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Settings as the browser holds them: JSON, so shapes are lists."""
-    return {c: {k: list(v) if isinstance(v, tuple) else v for k, v in o.items()} for c, o in settings.items()}
-
-
-def _cache_lines(group: ModuleOptions, chosen: Mapping[str, Any], model: nnx.Module) -> list[str]:
-    # with_mode builds the decode cache set_view skips when the attribute
-    # already exists (MultiHeadAttention keeps cached_key=None): say so.
-    if chosen.get("decode") is not True or not hasattr(group.cls, "init_cache"):
-        return []
-    batch, length = chosen.get("batch_size"), chosen.get("max_length")
-    if batch is None or length is None:
-        return []
-    dtypes = {getattr(m, "dtype", None) for _, m in nnx.iter_modules(model) if type(m) is group.cls}
-    dtype = ", m.dtype" if dtypes - {None} else ""
-    return [
-        "for _, m in nnx.iter_modules(view):  # set_view leaves an existing empty cache as it is",
-        f"    if isinstance(m, {_class_ref(group.cls)}):",
-        f"        m.init_cache(({', '.join(map(str, batch_dims(batch)))}, {length}, m.in_features){dtype})",
-    ]
+    """The Comparison a compare function's result holds (a CompareView holds one), if any."""
+    result = getattr(result, "_comparison", result)
+    return result if isinstance(result, Comparison) else None
 
 
 def mode_panel(

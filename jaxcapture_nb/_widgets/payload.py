@@ -22,26 +22,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcapture_nb import _schema
 from jaxcapture_nb._hosts import local_part, local_slices, process_count_of, readable
+from jaxcapture_nb._pooling import pooled_counts, pooled_range
 from jaxcapture_nb._records import Record, flat_stats, is_call_output, site_label, site_name
+from jaxcapture_nb._schema import COLOURS, NAN_INDEX, NEGINF_INDEX, POSINF_INDEX, type_name
 from jaxcapture_nb._summary import Summary, stats_dtype
 
-# Column order of the stats buffer, shared with js/capture_view.js.
-STAT_COLUMNS = ("mean", "std", "min", "max", "zero_pct", "nan", "posinf", "neginf", "count", "lo", "hi")
+# Column order of the stats buffer as the schema had it at import, for code
+# that reads a buffer; the widget sends capture_columns() as it is when made.
+STAT_COLUMNS = _schema.capture_columns()
 
 # 240 x 240 uint8 pixels plus the statistics stay under 64 KiB per site.
 HEATMAP_MAX_SIDE = 240
-# Colour indices: 0..COLOURS-1 for finite values on the clipped scale, then
-# one index each for NaN, +Inf and -Inf.
-COLOURS = 253
-NAN_INDEX, POSINF_INDEX, NEGINF_INDEX = 253, 254, 255
 # Slices this small also send their float32 values (16 KiB at most), so
 # hovering reads each exact value; larger ones read it off the colour scale.
 EXACT_VALUES_MAX = 64 * 64
-
-
-def _type_name(var_type: Any) -> str:
-    return var_type if isinstance(var_type, str) else getattr(var_type, "__name__", str(var_type))
 
 
 def host_summaries(records: Sequence[Record]) -> list[Summary | None]:
@@ -72,7 +68,7 @@ def site_rows(records: Sequence[Record], summaries: Sequence[Summary | None]) ->
                 "shown_name": site_name(r.path, r.name),
                 "label": site_label(r.path, r.name),
                 "call": r.call_index,
-                "type": _type_name(r.var_type),
+                "type": type_name(r.var_type),
                 "shape": list(r.shape) if r.shape is not None else None,
                 "dtype": r.dtype or "",
                 "note": "; ".join(filter(None, (note, split_note(r.value)))),
@@ -84,15 +80,15 @@ def site_rows(records: Sequence[Record], summaries: Sequence[Summary | None]) ->
 
 
 def stats_table(summaries: Sequence[Summary | None]) -> np.ndarray:
-    """float64 [n_sites, len(STAT_COLUMNS)]; NaN where a site has no summary."""
-    out = np.full((len(summaries), len(STAT_COLUMNS)), np.nan)
+    """float64 [n_sites, len(capture_columns())]; NaN where a site has no summary."""
+    columns = _schema.capture_columns()
+    out = np.full((len(summaries), len(columns)), np.nan)
     for i, s in enumerate(summaries):
         if s is None or s.reason is not None:
             continue
         st = flat_stats(s)
-        lo, hi = np.asarray(s.lo, np.float64), np.asarray(s.hi, np.float64)
-        st |= {"lo": float(lo.min()), "hi": float(hi.max())}
-        out[i] = [st[c] for c in STAT_COLUMNS]
+        st["lo"], st["hi"] = pooled_range(s.lo, s.hi)
+        out[i] = [st[c] for c in columns]
     return out
 
 
@@ -124,7 +120,7 @@ def same_values(records: Sequence[Record], stats: np.ndarray, hists: np.ndarray)
 
 def first_nonfinite(stats: np.ndarray) -> int:
     """Row of the first site holding a NaN or Inf, -1 if none."""
-    columns = [STAT_COLUMNS.index(c) for c in ("nan", "posinf", "neginf")]
+    columns = [_schema.capture_columns().index(c) for c in _schema.NONFINITE_KEYS]
     bad = np.flatnonzero(np.nansum(stats[:, columns], axis=1) > 0)
     return int(bad[0]) if bad.size else -1
 
@@ -139,8 +135,7 @@ def hist_table(summaries: Sequence[Summary | None], bins: int) -> np.ndarray:
     for i, s in enumerate(summaries):
         if s is None or s.reason is not None or s.bins != bins:
             continue
-        hist = np.asarray(s.hist)
-        out[i] = hist.reshape(-1, bins).sum(axis=0)
+        out[i] = pooled_counts(s.hist, bins)
     return out
 
 

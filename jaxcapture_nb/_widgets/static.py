@@ -19,15 +19,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxcapture_nb._records import COLUMNS, Record, row_cells, site_label
+from jaxcapture_nb import _pooling
+from jaxcapture_nb._records import HEAD_COLUMNS, Record, row_cells, site_label, table_columns
+from jaxcapture_nb._schema import SERIES_COLOUR
 
 # The sparkline: drawn on a grid one unit per bin and _SPARK_H units tall,
 # stretched to _SPARK_W x _SPARK_H pixels.
 _SPARK_W, _SPARK_H = 80, 16
-_SPARK_COLOUR = "#4c78a8"
 # Cells of row_cells: path, name, call, type, shape, dtype, then the statistics.
-_TYPE, _SHAPE, _FIRST_STAT = 3, 4, 6
-_STAT_HEADERS = COLUMNS[_FIRST_STAT:]
+_TYPE, _SHAPE = HEAD_COLUMNS.index("type"), HEAD_COLUMNS.index("shape")
+_FIRST_STAT = len(HEAD_COLUMNS)
 
 
 def with_fallback(bundle: tuple[dict, dict] | None, text: str, html_text: str) -> tuple[dict, dict] | None:
@@ -41,15 +42,13 @@ def with_fallback(bundle: tuple[dict, dict] | None, text: str, html_text: str) -
 
 
 def bar_heights(hist: np.ndarray, height: int = _SPARK_H) -> list[int]:
-    """Whole-unit bar heights of a histogram, pooling stacked axes; a non-empty bin shows at least 1.
+    """Whole-unit bar heights of a sparkline (see :func:`~jaxcapture_nb._pooling.bar_heights`).
 
     Example:
       >>> bar_heights(np.array([0, 1, 50, 100]), height=16)
       [0, 1, 8, 16]
     """
-    counts = np.asarray(hist, np.float64).reshape(-1, np.shape(hist)[-1]).sum(axis=0)
-    top = counts.max() if counts.size and counts.max() > 0 else 1.0
-    return [int(np.ceil(height * c / top)) if c > 0 else 0 for c in counts]
+    return _pooling.bar_heights(hist, height)
 
 
 def sparkline_path(heights: Sequence[int], height: int = _SPARK_H) -> str:
@@ -79,7 +78,7 @@ def sparkline_svg(hist: np.ndarray) -> str:
     heights = bar_heights(hist)
     return (
         f'<svg width="{_SPARK_W}" height="{_SPARK_H}" viewBox="0 0 {len(heights)} {_SPARK_H}" '
-        f'preserveAspectRatio="none" fill="{_SPARK_COLOUR}"><path d="{sparkline_path(heights)}"/></svg>'
+        f'preserveAspectRatio="none" fill="{SERIES_COLOUR}"><path d="{sparkline_path(heights)}"/></svg>'
     )
 
 
@@ -124,7 +123,8 @@ def static_html(records: Sequence[Record]) -> str:
     a site sowed more than once names the call.
     """
     show_type = len({r.var_type for r in records}) > 1
-    headers = ["site", *(["type"] if show_type else []), "shape", "dtype", *_STAT_HEADERS, "histogram"]
+    stat_headers = table_columns()[_FIRST_STAT:]
+    headers = ["site", *(["type"] if show_type else []), "shape", "dtype", *stat_headers, "histogram"]
     rows = "".join(_row(record, show_type, len(headers)) for record in records)
     head = "".join(f"<th>{h}</th>" for h in headers)
     classes = "jcnb-static jcnb-typed" if show_type else "jcnb-static"

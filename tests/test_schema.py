@@ -1,0 +1,96 @@
+"""The view schema: one entry makes a statistic, and every view that lists statistics shows it."""
+
+import dataclasses
+import json
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from jaxcapture_nb import (
+    CaptureView,
+    CompareView,
+    LiveView,
+    _schema,
+    _stream,
+    capture,
+    compare_modes,
+    mode_panel,
+)
+from jaxcapture_nb._stream import Stream
+from jaxcapture_nb._widgets.compare_static import comparison_html
+from jaxcapture_nb._widgets.static import static_html
+
+# The largest magnitude among the finite values: derived from min and max.
+ABSMAX = _schema.Stat(
+    "absmax", "largest |x|", "absmax", column=True, derive=lambda st: max(abs(st["min"]), abs(st["max"]))
+)
+
+
+class Net(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(3, 4, rngs=rngs)
+        self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+    def __call__(self, x):
+        h = self.linear(x)
+        self.sow(nnx.Intermediate, "h", h)
+        return self.dropout(h)
+
+
+@pytest.fixture
+def absmax(monkeypatch):
+    monkeypatch.setattr(_schema, "STATS", (*_schema.STATS, ABSMAX))
+
+
+def test_a_statistic_added_to_the_schema_reaches_every_view(absmax):
+    model = Net(nnx.Rngs(0))
+    x = jnp.linspace(-2.0, 2.0, 24).reshape(8, 3)
+    with capture(model) as cap:
+        model(x)
+    h = cap.records[0]
+    expected = max(abs(float(h.value.min())), abs(float(h.value.max())))
+
+    # The text table: a column of its own, before the NaN/Inf column.
+    header, row = cap.table().splitlines()[:2]
+    assert header.split()[-2:] == ["absmax", "nan/inf"]
+    assert row.split()[-2] == _schema.number_text(expected)
+
+    # The static HTML tables of a capture and of a comparison.
+    assert "<th>absmax</th>" in static_html(cap.records)
+    comparison = compare_modes(model, x)
+    page = comparison_html(comparison)
+    assert page.count(">absmax</th>") == len(comparison.modes)
+
+    # The widgets: the schema each sends, and the columns of their buffers.
+    view = CaptureView(cap)
+    assert view._stat_columns[-1] == "absmax" and view._schema["stats"][-1]["key"] == "absmax"
+    stats = np.frombuffer(view._stats, np.float64).reshape(len(cap.records), -1)
+    assert stats[0, -1] == pytest.approx(expected)
+    shown = CompareView(comparison)
+    assert "absmax" in shown._stat_columns and shown._schema["stats"][-1]["label"] == "largest |x|"
+    assert len(shown._stats) == len(comparison.sites) * 2 * len(shown._stat_columns) * 8
+    panel = mode_panel(model, inputs=(x,))
+    assert "absmax" in panel._compare_stat_columns and panel._schema["stats"][-1]["key"] == "absmax"
+    live = LiveView(Stream(bins=8, include=None, every=1, keep_steps=4, grads=False))
+    assert live._schema["stats"][-1]["key"] == "absmax"
+
+
+def test_the_schema_travels_as_json():
+    schema = _schema.as_json()
+    assert json.loads(json.dumps(schema)) == schema
+    assert [n["index"] for n in schema["nonfinite"]] == [253, 254, 255]
+    assert schema["colours"]["series"] == "#4c8ed9"  # js/theme.css's --jcnb-series
+
+
+def test_the_live_rows_match_the_schema():
+    # The live rows are laid out where they are recorded; both must agree.
+    assert _schema.live_columns() == _stream.STAT_COLUMNS
+    assert _schema.PERCENTILES == _stream.PERCENTILES
+
+
+def test_a_derived_statistic_that_cannot_be_computed_is_nan(monkeypatch):
+    broken = dataclasses.replace(ABSMAX, derive=lambda st: st["missing"])
+    monkeypatch.setattr(_schema, "STATS", (*_schema.STATS, broken))
+    assert np.isnan(_schema.with_derived({})["absmax"])
