@@ -101,7 +101,7 @@ def _box(index: tuple[slice, ...], shape: tuple[int, ...]) -> tuple[tuple[int, i
 
 def process_count_of(x: jax.Array) -> int:
     """How many processes hold devices of ``x``."""
-    return len({device.process_index for device in x.sharding.device_set})
+    return len({device.process_index for device in x.sharding.device_set})  # type: ignore[attr-defined]  # jax's stubs leave Device untyped
 
 
 def _split_message(x: jax.Array) -> str:

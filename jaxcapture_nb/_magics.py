@@ -173,7 +173,7 @@ def _show_from_the_cell(shell: Any, error: BaseException, traceback: types.Trace
         return shell.InteractiveTB.structured_traceback(type(error), error, traceback, tb_offset=0)
 
     with contextlib.suppress(AttributeError, TypeError):  # an exception type that refuses attributes
-        error._render_traceback_ = render
+        error._render_traceback_ = render  # type: ignore[attr-defined]  # IPython's hook for custom tracebacks
 
 
 def _parse_mode(text: str) -> Any:
@@ -188,7 +188,7 @@ def _parse_mode(text: str) -> Any:
         return text
     try:
         call = ast.parse(f"mode({text})", mode="eval").body
-        if call.args:
+        if not isinstance(call, ast.Call) or call.args:
             raise ValueError
         return {k.arg: ast.literal_eval(k.value) for k in call.keywords}
     except (ValueError, TypeError, SyntaxError):
@@ -240,7 +240,7 @@ class CaptureMagics(Magics):
     @argument("--out", default="_capture", help="variable that receives the Capture")
     @argument("--no-display", action="store_true", help="do not display the widget")
     @argument("--stream", action="store_true", help="stream summaries into a live view (see watch())")
-    @argument("--every", type=int, default=1, help="with --stream: record one value in N per site")
+    @argument("--every", type=int, default=1, help="with --stream: record one training step in N")
     @argument("--grads", action="store_true", help="also record gradients of Module.perturb values")
     @argument("--mode", default=None, help="run on a view: train, eval, or name=value,... view options")
     @cell_magic

@@ -117,7 +117,7 @@ class Recorder:
         ``Module.perturb`` (as :class:`~jaxcapture_nb.Gradient` records).
     """
 
-    # Every value is recorded; a Stream may record one step in several.
+    # Every step is recorded; a Stream may record one step in several.
     every = 1
 
     def __init__(self, keep: str = "all", bins: int = 64, include: Include = None, grads: bool = False):
@@ -127,6 +127,11 @@ class Recorder:
         self.keep = keep
         self.bins = bins
         self.grads = grads
+        # What the backends may rely on (see SiteRecorder): the keep policy
+        # is decided here and nowhere else.
+        self.summarizes_in_trace = keep == "summary"
+        self.holds_values = True
+        self.keeps_every_value = keep == "all"
         self._accepts_site = _site_filter(include)
         # Everything that changes what a traced sow stores; hashable.
         self.policy = (keep, bins, include_key(include), grads)
@@ -154,6 +159,10 @@ class Recorder:
         self.dropped_sites.setdefault(site, None)
         return False
 
+    def records_step(self, step: Any) -> Any:
+        """Every step is recorded."""
+        return True
+
     def add_drain(self, drain: Callable[[], None]) -> None:
         """Registers a backend function that delivers values held elsewhere."""
         self._drains.append(drain)
@@ -163,7 +172,17 @@ class Recorder:
         for drain in self._drains:
             drain()
 
-    def add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any, skipped: int = 0) -> None:
+    def add(
+        self,
+        path: tuple[Any, ...],
+        var_type: Any,
+        name: str,
+        value: Any,
+        *,
+        step: int | None = None,
+        index: int = 0,
+        skipped: int = 0,
+    ) -> None:
         """Records one sowed value (or a :class:`Summary` made on the device).
 
         Thread-safe: host callbacks from compiled programs call it from the
@@ -174,6 +193,8 @@ class Recorder:
           var_type: the Variable type it was sowed as.
           name: the sow name.
           value: the value, or its summary.
+          step: unused: records are numbered by the site's values (``call_index``).
+          index: unused, as ``step``.
           skipped: how many earlier values of the site never reached the
             recorder (a backend that holds only the latest value per site
             drops the others), so that ``call_index`` still counts them.
@@ -183,7 +204,7 @@ class Recorder:
         with self._lock:
             self._add(path, var_type, name, value, skipped)
 
-    def expect(self, path: tuple[Any, ...], var_type: Any, name: str) -> None:
+    def expect(self, path: tuple[Any, ...], var_type: Any, name: str, index: int = 0) -> None:
         """Called as a program being traced sets up a host callback for a site.
 
         Nothing to list ahead here: records keep the order values arrive in.
@@ -196,12 +217,22 @@ class Recorder:
         """
 
     def add_row(
-        self, path: tuple[Any, ...], var_type: Any, name: str, row: Any, layout: Any, order: int
+        self,
+        path: tuple[Any, ...],
+        var_type: Any,
+        name: str,
+        row: Any,
+        layout: tuple[tuple[int, ...], Any],
+        order: int,
+        *,
+        step: int | None = None,
+        index: int = 0,
     ) -> None:
         """Records the summary a compiled program sent as one packed row (see ``packed_summary``).
 
-        ``layout`` is the shape and dtype of the summarized array. ``order``,
-        when the site was sowed in the trace, matters only to a stream.
+        ``layout`` is the shape and dtype of the summarized array. ``order``
+        (when the site was sowed in the trace), ``step`` and ``index`` matter
+        only to a stream.
         """
         self.add(path, var_type, name, unpack_summary(row, *layout))
 

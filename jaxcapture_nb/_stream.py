@@ -192,7 +192,8 @@ class SiteSeries:
         self.stats = np.zeros((capacity, len(STAT_COLUMNS)), np.float32)
         self.hists = np.zeros((capacity, bins), np.int32)
         self.size = 0
-        self.calls = 0  # values seen, recorded or not
+        self.calls = 0  # steps seen, recorded or not
+        self.last_call = -1  # the latest call number a compiled step sent a value with
         self.stride = 1
         self.appended = 0
         self.latest_off_grid = False
@@ -234,12 +235,15 @@ class Stream:
     Args:
       bins: histogram bins.
       include: keep only matching sites (as for :func:`capture`).
-      every: record one value in ``every`` per site.
+      every: record one step in ``every`` (see :meth:`records_step`).
       keep_steps: rows kept per site.
       grads: also record gradients of perturbed values.
     """
 
-    keep = "stream"
+    # What the backends may rely on (see SiteRecorder).
+    summarizes_in_trace = True
+    holds_values = False
+    keeps_every_value = True
 
     def __init__(self, *, bins: int, include: Include, every: int, keep_steps: int, grads: bool):
         check_bins(bins)
@@ -263,26 +267,53 @@ class Stream:
         self._scalars_queued: list[tuple[str, int, Any]] = []  # (name, step, value)
         self._selected: dict[Any, list[tuple[int, str]]] = {}  # update()'s leaves per tree structure
         self._arrived: list[tuple[SiteSeries, int, int, Any]] = []  # (series, step, order, value)
+        # Per site (its first value's series key): the step after the latest
+        # seen, recorded or not, and how many eager values moved its steps on.
+        self._next_step: dict[Any, int] = {}
+        self._shift: dict[Any, int] = {}
         # Called on the training loop's thread after each call that handed over rows.
         self.after_call: list[Callable[[], None]] = []
 
-    # -- the recorder interface a backend uses -------------------------------------
+    # -- the recorder interface a backend uses (see SiteRecorder) -----------------
 
     def accepts(self, path: tuple[Any, ...], name: str) -> bool:
         return bool(self._accepts_site(site_label(path, name)))
 
-    def add_drain(self, drain: Any) -> None:
+    def records_step(self, step: Any) -> Any:
+        """Whether step ``step`` is recorded: one in ``every``, from step 0 (traced or not).
+
+        Example:
+          >>> stream = Stream(bins=8, include=None, every=3, keep_steps=10, grads=False)
+          >>> [step for step in range(7) if stream.records_step(step)]
+          [0, 3, 6]
+        """
+        return step % self.every == 0
+
+    def add_drain(self, drain: Callable[[], None]) -> None:
         """Nothing to drain: streamed values arrive as compiled calls return, or by callback."""
 
     def drain(self) -> None:
         """Nothing to drain: streamed values arrive as compiled calls return, or by callback."""
 
-    def add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
-        """Records one value or summary of a site (thread-safe)."""
-        if self.accepts(path, name):
-            self._ingest(*_site(path, var_type, name), value)
+    def add(
+        self,
+        path: tuple[Any, ...],
+        var_type: Any,
+        name: str,
+        value: Any,
+        *,
+        step: int | None = None,
+        index: int = 0,
+        skipped: int = 0,
+    ) -> None:
+        """Records one value or summary of a site (thread-safe); see ``SiteRecorder.add``.
 
-    def expect(self, path: tuple[Any, ...], var_type: Any, name: str) -> None:
+        ``skipped`` does not matter here: rows are numbered by step.
+        """
+        if self.accepts(path, name):
+            self._ingest(path, var_type, name, index, value, step=step)
+
+    def expect(self, path: tuple[Any, ...], var_type: Any, name: str, index: int = 0) -> None:
         """Lists a site that a program being traced will send by host callback.
 
         Callbacks of sites that do not depend on each other may run at the
@@ -291,7 +322,7 @@ class Stream:
         """
         if self.accepts(path, name):
             with self.lock:
-                self._series(*_site(path, var_type, name))
+                self._series(*_site(path, var_type, name, index))
 
     def add_row(
         self,
@@ -299,9 +330,11 @@ class Stream:
         var_type: Any,
         name: str,
         row: Any,
-        layout: Any,
+        layout: tuple[tuple[int, ...], Any],
         order: int,
-        sampled: bool = False,
+        *,
+        step: int | None = None,
+        index: int = 0,
     ) -> None:
         """Records a packed summary row a compiled program sent; it is read in :meth:`settle`.
 
@@ -313,27 +346,24 @@ class Stream:
           layout: the shape and dtype of the summarized array.
           order: when the site was sowed in the step's trace; among sites
             that hold a NaN in the same step, the earliest is flagged.
-          sampled: the step that sent it already chose to record this call
-            (see :meth:`skip`), so ``every`` does not thin it again.
+          step: the training step the row belongs to, or None to number the
+            site's rows (see ``SiteRecorder.add``). A row of a step that
+            :meth:`records_step` turns away (a compiled step sends zeros on
+            those) is counted and dropped, and so is a second row of a step
+            already recorded: a forward pass that ``remat`` recomputes
+            sends its values again.
+          index: which of the values the site sowed in the step it is; the
+            ``k``-th value after the first is recorded as the site
+            ``name[k]``, as Flax's tuple of a site's values would name it.
 
         Rows exist only for sites that ``include`` accepted when they were sowed.
         """
-        self._ingest(*_site(path, var_type, name), _Row(row, *layout), order=order, sampled=sampled)
+        self._ingest(path, var_type, name, index, _Row(row, *layout), step=step, order=order)
 
     def call_returned(self) -> None:
         """Called on the training loop's thread once a call has handed over all its rows."""
         for listener in self.after_call:
             listener()
-
-    def skip(self, path: tuple[Any, ...], var_type: Any, name: str) -> None:
-        """Counts a value of a site that a compiled step did not summarize, a step not recorded.
-
-        A step compiled under ``every > 1`` summarizes on one call in
-        ``every`` and sends a placeholder row on the others; the placeholder
-        is never read, only counted, so steps keep their numbers.
-        """
-        with self.lock:
-            self._series(*_site(path, var_type, name)).calls += 1
 
     # -- what the training loop hands over ----------------------------------------
 
@@ -368,7 +398,7 @@ class Stream:
         labelled = [(label, _readable_summary(v)) for label, v in labelled]
         with self.lock:
             for label, v in labelled:
-                self._ingest(("update", label), label, "Summary", v, step=step)
+                self._queue(self._series(("update", label), label, "Summary"), v, shown_at=step)
 
     def _select(self, summaries: Any) -> list[tuple[int, str]]:
         """The position and label of every leaf ``include`` accepts, for one tree structure.
@@ -417,37 +447,82 @@ class Stream:
 
     def _ingest(
         self,
-        key: Any,
-        label: str,
-        kind: str,
+        path: tuple[Any, ...],
+        var_type: Any,
+        name: str,
+        index: int,
         value: Any,
         step: int | None = None,
         order: int | None = None,
-        sampled: bool = False,
     ) -> None:
-        """Counts a value and queues it if it is to be recorded.
+        """Numbers a value of a site by its step and queues it if that step is recorded.
+
+        A value with a step (the call number of a compiled step) is recorded
+        at that step, and only if :meth:`records_step` takes the step, as
+        the step's gate did on the device. A value without one (an eager
+        sow) takes a step of its own, the site's next, and moves the site's
+        later steps on by one, so that a loop that also calls the model
+        eagerly shows every value in order; its first value in a call
+        (``index`` 0) starts the step, later ones share it.
+        """
+        if not isinstance(value, Summary | _Row | jax.Array | np.ndarray):
+            return
+        site = _site(path, var_type, name)[0]
+        with self.lock:
+            series = self._series(*_site(path, var_type, name, index))
+            if step is None:
+                row = max(self._next_step.get(site, 0) - (index > 0), 0)
+                self._shift[site] = self._shift.get(site, 0) + (index == 0)
+                recorded = self.records_step(row)
+            elif step <= series.last_call:
+                return  # a forward pass that remat recomputes sent this step's value again
+            else:
+                series.last_call = step
+                row = step + self._shift.get(site, 0)
+                recorded = self.records_step(step)
+            self._next_step[site] = max(self._next_step.get(site, 0), row + 1)
+            series.calls = max(series.calls, row + 1)
+            if recorded:
+                self._queue(series, value, row, order)
+
+    def _queue(
+        self,
+        series: SiteSeries,
+        value: Any,
+        step: int | None = None,
+        order: int | None = None,
+        shown_at: int | None = None,
+    ) -> None:
+        """Queues a value for :meth:`settle`; a value without a step is one of ``every`` by count.
 
         Host callbacks call this from the runtime's thread while the device
         waits for them, and compiled steps' rows arrive on the loop's thread,
         so only cheap bookkeeping happens here, and for an array (which only
         the loop's thread hands over) the dispatch of its summary; statistics,
         rows and the non-finite flag are made in :meth:`settle`.
+
+        Args:
+          series: the site's series.
+          value: a summary, a packed row or an array.
+          step: the step it belongs to, already counted; None counts it here,
+            as the next of the series (``update()``'s summaries).
+          order: when it was sowed in its step's trace.
+          shown_at: the step the row is shown at, when not ``step``.
         """
         if not isinstance(value, Summary | _Row | jax.Array | np.ndarray):
             return
         with self.lock:
-            series = self._series(key, label, kind)
-            call = series.calls
-            series.calls += 1
-            if call % self.every and not sampled:
-                return
+            if step is None:
+                step = series.calls
+                series.calls += 1
+                if not self.records_step(step):
+                    return
             if not isinstance(value, Summary | _Row):
                 value = self._summary_row(value)
                 if value is None:
                     return
-            step = call if step is None else step
             order = next(self._arrivals) if order is None else order
-            self._arrived.append((series, step, order, value))
+            self._arrived.append((series, step if shown_at is None else shown_at, order, value))
 
     def _summary_row(self, value: jax.Array | np.ndarray) -> _Row | None:
         """The packed summary of an array, dispatched to the device now; None if it has none.
@@ -506,7 +581,7 @@ class Stream:
 
     @property
     def steps_seen(self) -> int:
-        """How many values the busiest site has produced (its calls)."""
+        """How many steps the busiest site has seen (its calls)."""
         with self.lock:
             return max((s.calls for s in self.series.values()), default=0)
 
@@ -555,14 +630,20 @@ def _computed_prefix(items: list[Any], arrays_of: Callable[[Any], tuple[Any, ...
     an array of ``arrays_of(item)`` still being computed ends the prefix.
     """
     for i, item in enumerate(items):
-        if not all(a.is_ready() for a in arrays_of(item) if isinstance(a, jax.Array)):
+        if not all(a.is_ready() for a in arrays_of(item) if isinstance(a, jax.Array)):  # type: ignore[attr-defined]
             return i
     return len(items)
 
 
-def _site(path: tuple[Any, ...], var_type: Any, name: str) -> tuple[Any, str, str]:
-    """The series key, label and kind of a sowed site."""
+def _site(path: tuple[Any, ...], var_type: Any, name: str, index: int = 0) -> tuple[Any, str, str]:
+    """The series key, label and kind of a sowed site; its ``index``-th value in a step is ``name[index]``.
+
+    Example:
+      >>> _site(("blocks", 0), "Intermediate", "residual", 1)
+      ((('blocks', 0), 'Intermediate', 'residual[1]'), 'blocks.0.residual[1]', 'Intermediate')
+    """
     kind = getattr(var_type, "__name__", str(var_type))
+    name = f"{name}[{index}]" if index else name
     return (path, kind, name), site_label(path, name), kind
 
 

@@ -23,7 +23,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcapture_nb._backends.flax_internals import is_tracer
 from jaxcapture_nb._float32 import (
     float_format,
     from_order_key,
@@ -37,6 +36,7 @@ from jaxcapture_nb._float32 import (
 )
 from jaxcapture_nb._histogram import _explicit_sharding, _histogram
 from jaxcapture_nb._hosts import to_host
+from jaxcapture_nb._tracing import is_tracer
 
 DEFAULT_BINS = 64
 # Bin indices are read from a float's mantissa (see _index_all_finite).

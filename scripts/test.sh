@@ -12,6 +12,7 @@ fi
 
 .venv/bin/ruff check jaxcapture_nb tests benchmarks
 .venv/bin/ruff format --check jaxcapture_nb tests benchmarks
+.venv/bin/mypy  # configured in pyproject.toml: the package, and the recorders against _protocols
 
 # Both runs go on when the other fails; their closing pytest lines are repeated
 # at the end, and the exit status is non-zero when either failed.

@@ -320,3 +320,42 @@ def test_a_failing_cell_under_mode_binds_the_model_again(ipython, namespace):
     assert not result.success and isinstance(result.error_in_exec, ZeroDivisionError)
     assert namespace["model"] is model and model.bn.use_running_average and not has_captures(model)
     assert len(namespace["_capture"].records) == 2
+
+
+class _Residual(nnx.Module):
+    def __init__(self, rngs: nnx.Rngs):
+        self.lin = nnx.Linear(4, 4, rngs=rngs)
+
+    def __call__(self, x):
+        x = x + self.lin(x)
+        self.sow(nnx.Intermediate, "residual", x)
+        return x
+
+
+class _SharedBlock(nnx.Module):
+    """One residual block applied twice per call, as a weight-tied layer loop does."""
+
+    def __init__(self, rngs: nnx.Rngs):
+        self.block = _Residual(rngs)
+
+    def __call__(self, x):
+        return self.block(self.block(x))
+
+
+def test_stream_shows_a_site_sowed_twice_a_step_as_two_sites_numbered_by_step(ipython, namespace):
+    namespace.update(shared=_SharedBlock(nnx.Rngs(0)), nnx=nnx, h=jnp.ones((2, 4)))
+    cell = (
+        "%%capture_intermediates shared --stream --every 2 --no-display --out w\n"
+        "step = nnx.jit(lambda model, x: model(x).sum())\n"
+        "for _ in range(5):\n"
+        "    step(shared, h)"
+    )
+    try:
+        assert ipython.run_cell(cell).success
+        w = namespace.pop("w")
+    finally:
+        for name in ("shared", "nnx", "h", "step"):
+            namespace.pop(name, None)
+    rows = {s.label: (s.calls, s.steps[: s.size].tolist()) for s in w.stream.series.values()}
+    assert rows == {"block.residual": (5, [0, 2, 4]), "block.residual[1]": (5, [0, 2, 4])}
+    assert "block.residual[1]" in repr(w) and "5 steps seen" in repr(w)

@@ -29,7 +29,7 @@ from jaxcapture_nb import (
     compare_modes,
     watch,
 )
-from jaxcapture_nb._compare import STAT_COLUMNS
+from jaxcapture_nb._schema import compare_columns
 from jaxcapture_nb._stream import STAT_COLUMNS as STREAM_COLUMNS
 from jaxcapture_nb._widgets import payload
 
@@ -563,7 +563,7 @@ def test_compare_modes_shifts_each_leaf_and_the_dropout_sites(tokens):
         ):
             assert shifts[site] > 0.05, site
             # It zeroes a quarter of the values in training only.
-            zeros = by_site[site].stats[:, STAT_COLUMNS.index("zero_pct")]
+            zeros = by_site[site].stats[:, compare_columns().index("zero_pct")]
             assert 15 < zeros[0] < 35 and zeros[1] < 1, site
         assert f"{prefix}mlp.top_experts[1]" in shifts
 

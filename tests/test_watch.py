@@ -372,9 +372,9 @@ def test_with_grads_the_first_site_traced_is_flagged_whichever_callback_runs_fir
     orders = {}
     add_row = Stream.add_row
 
-    def note_order(self, path, var_type, name, row, layout, order):
+    def note_order(self, path, var_type, name, row, layout, order, **at):
         orders.setdefault(var_type.__name__, set()).add(order)
-        add_row(self, path, var_type, name, row, layout, order)
+        add_row(self, path, var_type, name, row, layout, order, **at)
 
     monkeypatch.setattr(Stream, "add_row", note_order)
     with watch(model, grads=True, display=False) as w:
@@ -605,3 +605,100 @@ def test_auto_publishing_uses_the_loop_in_colab_and_a_thread_elsewhere(monkeypat
 def test_thread_publishing_runs_its_background_thread(setup):
     threads, (seq, _), _ = published_while_running(setup, "thread", seconds=0.3)
     assert "jaxcapture-watch" in threads and seq >= 2
+
+
+class Tapped(nnx.Module):
+    """Perturbs and sows one value per call."""
+
+    def __init__(self, rngs: nnx.Rngs):
+        self.lin = nnx.Linear(4, 4, rngs=rngs)
+
+    def __call__(self, x):
+        h = self.perturb("h", self.lin(x))
+        self.sow(nnx.Intermediate, "act", h)
+        return h
+
+
+class Rematted(nnx.Module):
+    def __init__(self, rngs: nnx.Rngs):
+        self.blk = Tapped(rngs)
+
+    def __call__(self, x):
+        return nnx.remat(lambda block, x: block(x))(self.blk, x)
+
+
+class AppliedTwice(nnx.Module):
+    """One block applied twice per call: each of its sites sows two values a step."""
+
+    def __init__(self, rngs: nnx.Rngs):
+        self.blk = Tapped(rngs)
+
+    def __call__(self, x):
+        return self.blk(self.blk(x))
+
+
+def _train(model_cls, steps, **kwargs):
+    model = model_cls(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.sgd(0.0), wrt=nnx.Param)
+    x = jnp.ones((2, 4))
+
+    @nnx.jit
+    def train_step(model, optimizer, x):
+        loss, grads = nnx.value_and_grad(lambda m: jnp.mean(m(x) ** 2))(model)
+        optimizer.update(model, grads)
+        return loss
+
+    with watch(model, display=False, **kwargs) as w:
+        for _ in range(steps):
+            train_step(model, optimizer, x)
+    return {(s.label, s.kind): (s.calls, s.steps[: s.size].tolist()) for s in w.stream.series.values()}, w
+
+
+@pytest.mark.parametrize("every", [1, 2])
+def test_sites_inside_remat_are_recorded_once_per_step_with_grads(every):
+    # The forward pass that remat recomputes in the backward pass calls back again.
+    recorded, _ = _train(Rematted, 4, grads=True, every=every)
+    steps = [0, 1, 2, 3][::every]
+    assert recorded == {
+        ("blk.h", "Perturbation"): (4, steps),
+        ("blk.act", "Intermediate"): (4, steps),
+        ("blk.h", "Gradient"): (4, steps),
+    }
+
+
+@pytest.mark.parametrize("grads", [False, True])
+@pytest.mark.parametrize("every", [1, 2])
+def test_a_site_sowed_twice_a_step_is_numbered_by_step_and_its_second_value_is_name_1(grads, every):
+    recorded, w = _train(AppliedTwice, 4, grads=grads, every=every)
+    steps = [0, 1, 2, 3][::every]
+    # Flax keeps a call's values of one site as a tuple; the k-th is site ``name[k]``.
+    expected = {("blk.act", "Intermediate"): (4, steps), ("blk.act[1]", "Intermediate"): (4, steps)}
+    if grads:
+        for label in ("blk.h", "blk.h[1]"):
+            expected[(label, "Perturbation")] = expected[(label, "Gradient")] = (4, steps)
+    assert recorded == expected
+    assert w.stream.steps_seen == 4
+    w.view.publish(final=True)
+    assert {"label": "blk.act[1]", "kind": "Intermediate"} in w.view._sites
+
+
+def test_eager_values_are_numbered_per_site_and_thinned_by_every():
+    model = AppliedTwice(nnx.Rngs(0))
+    with watch(model, every=2, display=False) as w:
+        for _ in range(5):
+            model(jnp.ones((2, 4)))
+    # Outside a compiled step no call number is known: each eager sow is a step of its site.
+    (act,) = w.stream.series.values()
+    assert (act.calls, act.steps[: act.size].tolist()) == (10, [0, 2, 4, 6, 8])
+
+
+def test_eager_calls_between_compiled_steps_take_steps_of_their_own():
+    model = Tapped(nnx.Rngs(0))
+    forward = nnx.jit(lambda model, x: model(x))
+    x = jnp.ones((2, 4))
+    with watch(model, display=False) as w:
+        for _ in range(3):
+            forward(model, x)
+            model(x)
+    (act,) = [s for s in w.stream.series.values() if s.label == "act"]
+    assert (act.calls, act.steps[: act.size].tolist()) == (6, [0, 1, 2, 3, 4, 5])

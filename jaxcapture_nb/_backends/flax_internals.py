@@ -1,4 +1,4 @@
-"""Every use of Flax's and JAX's private behaviour, behind one door.
+"""Every use of Flax's private behaviour, behind one door (JAX's is in ``jaxcapture_nb._tracing``).
 
 The package hooks into Flax below its public API: NNX's ``Module.sow`` and
 ``Module.perturb`` write into a ``__captures__`` attribute when a module has
@@ -28,7 +28,8 @@ import jax
 import numpy as np
 from flax import linen as nn
 from flax import nnx
-from jax._src import core as _jax_core  # private: see _trace_stack
+
+from jaxcapture_nb import _tracing
 
 # The Flax releases the package is tested with, per Python version (Flax 0.12.9 and
 # later need Python 3.12): pyproject.toml's requirement, its environment marker, and
@@ -50,49 +51,6 @@ _PYTREE_PREFIX = "_pytree__"
 
 class FlaxCompatibilityError(RuntimeError):
     """The installed Flax no longer behaves the way this package relies on."""
-
-
-def is_tracer(x: Any) -> bool:
-    """Whether ``x`` is a value being traced by a JAX transformation."""
-    return isinstance(x, jax.core.Tracer)
-
-
-# -- JAX: which traces are running ---------------------------------------------
-
-
-def _trace_stack() -> list[Any]:
-    """The running traces, outermost (evaluation) first.
-
-    jax/_src/core.py: ``trace_ctx.trace`` is the innermost running trace, and
-    ``unsafe_get_trace_stack`` follows its ``parent_trace`` links outwards; a
-    tracer's ``_trace`` is the trace that made it.
-    """
-    return _jax_core.unsafe_get_trace_stack(_jax_core.trace_ctx.trace)
-
-
-def tracing() -> bool:
-    """Whether a JAX transformation is tracing the code that runs now."""
-    return len(_trace_stack()) > 1
-
-
-def trace_of(tracer: Any) -> Any:
-    """The trace that made ``tracer``."""
-    return tracer._trace
-
-
-def current_trace() -> Any:
-    """The innermost running trace (evaluation, outside any transformation)."""
-    return _trace_stack()[-1]
-
-
-def usable_here(tracer: Any) -> bool:
-    """Whether a tracer made by an enclosing trace may be used by the code that runs now.
-
-    A trace's tracers can be used inside the traces it runs (``lax.cond``,
-    ``lax.scan``, ``vmap`` and ``grad`` close over them), never after it ended
-    or inside an unrelated one.
-    """
-    return is_tracer(tracer) and any(trace is trace_of(tracer) for trace in _trace_stack())
 
 
 # -- NNX: the __captures__ protocol --------------------------------------------
@@ -322,26 +280,6 @@ def _frozen_linen_module_takes_a_shadow() -> bool:
     return shadowed and module.apply is not marker
 
 
-def _tracers_are_jax_core_tracers() -> bool:
-    seen = []
-    jax.make_jaxpr(lambda x: seen.append(is_tracer(x)) or x)(1.0)
-    return seen == [True]
-
-
-def _enclosing_tracers_are_usable_in_nested_traces() -> bool:
-    seen, kept = [], []
-
-    def outer(x):
-        kept.append(x)
-        seen.append(tracing() and usable_here(x))
-        jax.lax.cond(x > 0, lambda: seen.append(usable_here(x)), lambda: None)
-        return x
-
-    jax.make_jaxpr(outer)(1.0)
-    jax.make_jaxpr(lambda y: seen.append(usable_here(kept[0])) or y)(1.0)
-    return seen == [True, True, False] and not tracing()
-
-
 _SOW_GOES_THROUGH_CAPTURES = "Module.sow goes through a module's __captures__ attribute when it has one"
 
 # What each probe shows, in the words an error names it by.
@@ -354,10 +292,8 @@ ASSUMPTIONS: dict[str, Callable[[], bool]] = {
     "nnx.List keeps item i in attribute 'i'": _list_items_in_index_attributes,
     "nnx.view_info prints set_view's arguments as '  name: description' lines": _view_info_lists_arguments,
     "a frozen Linen module takes an attribute set with object.__setattr__": _frozen_linen_module_takes_a_shadow,
-    "values traced by jax.jit are jax.core.Tracer instances": _tracers_are_jax_core_tracers,
-    "jax._src.core lists the running traces, and a tracer names the trace that made it": (
-        _enclosing_tracers_are_usable_in_nested_traces
-    ),
+    # JAX's, which live with the trace helpers (jaxcapture_nb._tracing).
+    **_tracing.ASSUMPTIONS,
 }
 
 
@@ -398,3 +334,28 @@ def check() -> None:
                 f"with flax {TESTED_FLAX} on Python {sys.version_info.major}.{sys.version_info.minor}; "
                 f"install one of those releases (pip install '{FLAX_REQUIREMENT}')."
             )
+
+
+def init_decode_cache(module: nnx.Module, batch_dims: tuple[int, ...], max_length: int) -> None:
+    """Builds a fresh, empty decode cache on an attention module (``MultiHeadAttention.init_cache``).
+
+    ``set_view(decode=True)`` builds one only when the attribute is missing,
+    and MultiHeadAttention always has it (``cached_key=None``), so a view
+    with new cache sizes builds it here. The line of Flax code that does the
+    same is :func:`init_decode_cache_code`.
+    """
+    attention: Any = module  # an nnx.MultiHeadAttention; the checker knows only nnx.Module
+    attention.init_cache((*batch_dims, max_length, attention.in_features), attention.dtype or "float32")
+
+
+def init_decode_cache_code(name: str, batch_dims: tuple[int, ...], max_length: int, typed: bool) -> str:
+    """The Flax call :func:`init_decode_cache` makes, on a module called ``name``, as code.
+
+    ``typed``: the modules have a ``dtype`` of their own, so the code passes it.
+
+    Example:
+      >>> init_decode_cache_code("m", (1,), 32, typed=True)
+      'm.init_cache((1, 32, m.in_features), m.dtype)'
+    """
+    dtype = f", {name}.dtype" if typed else ""
+    return f"{name}.init_cache(({', '.join(map(str, batch_dims))}, {max_length}, {name}.in_features){dtype})"

@@ -28,11 +28,11 @@ import jax
 from flax import linen as nn
 
 from jaxcapture_nb._backends import flax_internals
-from jaxcapture_nb._backends.flax_internals import is_tracer
 from jaxcapture_nb._hosts import host_callback
-from jaxcapture_nb._recorder import Recorder
+from jaxcapture_nb._protocols import SiteRecorder
 from jaxcapture_nb._records import leaf_sites
 from jaxcapture_nb._summary import summarize
+from jaxcapture_nb._tracing import is_tracer
 
 COLLECTION = "intermediates"
 
@@ -93,7 +93,7 @@ class LinenCapture:
       methods: also record every submodule's ``__call__`` output.
     """
 
-    def __init__(self, module: nn.Module, recorder: Recorder, methods: bool):
+    def __init__(self, module: nn.Module, recorder: SiteRecorder, methods: bool):
         self.module = module
         self.recorder = recorder
         self.methods = methods
@@ -156,7 +156,7 @@ class LinenCapture:
         statics = {
             i: value for i, ((*_, value), array) in enumerate(zip(sites, is_array, strict=True)) if not array
         }
-        if self.recorder.keep == "summary":
+        if self.recorder.summarizes_in_trace:
             arrays = [summarize(x, bins=self.recorder.bins) for x in arrays]
         callback = functools.partial(
             _deliver_from_callback, id(self.module), [(path, name) for path, name, _ in sites], statics
