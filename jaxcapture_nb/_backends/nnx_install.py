@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 from typing import Any
 
 import flax
@@ -19,30 +18,27 @@ from flax import nnx
 from jaxcapture_nb._backends import flax_internals
 from jaxcapture_nb._backends.nnx_routes import ROUTES, lock
 from jaxcapture_nb._backends.nnx_sink import Sink
-from jaxcapture_nb._warnings import JaxCaptureWarning
+from jaxcapture_nb._warnings import warn
 
 
 def warn_sowed_attributes(modules, var_types) -> None:
+    """Warns, once, when a module already holds values that ``Module.sow`` stored outside a capture."""
+    # Flax 0.12.9 added a flag that makes sow and perturb do nothing outside a capture.
+    noop_hint = (
+        "; flax.config.update('nnx_sow_capture_noop', True) makes Module.sow outside a capture store nothing."
+        if hasattr(flax.config, "nnx_sow_capture_noop")
+        else "."
+    )
     for path, module in modules:
         for attr, value in vars(module).items():
             if type(value) in var_types:
                 where = ".".join(str(p) for p in (*path, attr))
-                # Flax 0.12.9 added a flag that makes sow and perturb do nothing outside a capture.
-                flag = hasattr(flax.config, "nnx_sow_capture_noop")
-                warnings.warn(
+                warn(
                     f"'{where}' holds values stored by Module.sow called outside a capture. Such "
                     "values grow by one entry per call, which makes nnx.jit re-trace and "
                     "recompile a step on every call (often ~10x slower). Remove them with "
                     f"nnx.pop(model, nnx.{type(value).__name__}) and sow inside "
-                    "jaxcapture_nb.capture(model) instead"
-                    + (
-                        "; flax.config.update('nnx_sow_capture_noop', True) makes Module.sow "
-                        "outside a capture store nothing."
-                        if flag
-                        else "."
-                    ),
-                    JaxCaptureWarning,
-                    stacklevel=4,  # the `with capture(...)` line
+                    "jaxcapture_nb.capture(model) instead" + noop_hint
                 )
                 return
 
