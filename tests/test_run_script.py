@@ -8,13 +8,15 @@ itself; a stand-in `id` and `jupyter` check that it does so only for root.
 """
 
 import os
+import queue
 import re
-import selectors
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -60,28 +62,38 @@ def run_until_opened(checkout: Path, *args: str, timeout: float = 120) -> tuple[
     server = subprocess.Popen(
         command, cwd=checkout, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
+    # A thread reads the output line by line: waiting on the pipe itself
+    # (select) misses lines already read into the file's buffer with an
+    # earlier one, such as the browser's line right after the server's.
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=_put_lines, args=(server.stdout, lines), daemon=True)
+    reader.start()
     printed = opened = None
     output = []
     try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(server.stdout, selectors.EVENT_READ)
-            deadline = time.monotonic() + timeout
-            while (printed is None or opened is None) and time.monotonic() < deadline:
-                if not selector.select(timeout=1):
-                    continue
-                line = server.stdout.readline()
-                if not line:
+        deadline = time.monotonic() + timeout
+        while (printed is None or opened is None) and time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                if server.poll() is not None and not reader.is_alive() and lines.empty():
                     break
-                output.append(line)
-                if printed is None and (found := re.search(r"http://127\.0\.0\.1:\d+/\S*", line)):
-                    printed = found.group(0)
-                if line.startswith("OPEN "):  # read now: the server deletes the page as it stops
-                    opened = page_of(line.split(maxsplit=1)[1].strip())
+                continue
+            output.append(line)
+            if printed is None and (found := re.search(r"http://127\.0\.0\.1:\d+/\S*", line)):
+                printed = found.group(0)
+            if line.startswith("OPEN "):  # read now: the server deletes the page as it stops
+                opened = page_of(line.split(maxsplit=1)[1].strip())
     finally:
         server.terminate()
         server.wait(timeout=30)
     assert printed and opened, "".join(output)
     return printed, opened
+
+
+def _put_lines(stream: IO[str], lines: queue.Queue[str]) -> None:
+    for line in stream:
+        lines.put(line)
 
 
 def page_of(url: str) -> str:
