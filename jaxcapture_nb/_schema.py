@@ -57,6 +57,8 @@ class Stat:
       format: a key of :data:`FORMATS`: ``"number"``, ``"percent"`` or ``"count"``.
       column: whether the tables give it a column of its own (the NaN/Inf
         counts share one, the range edges have none).
+      compact: whether views short of room show it too: CompareView's rows,
+        one group of columns per mode (its detail table shows them all).
       derive: computes it from the other statistics of the site (a dict of
         key to value); None for those a summary holds.
     """
@@ -66,6 +68,7 @@ class Stat:
     header: str
     format: str = "number"
     column: bool = False
+    compact: bool = False
     derive: Callable[[Mapping[str, float]], float] | None = None
 
     def text(self, stats: Mapping[str, float]) -> str:
@@ -75,11 +78,11 @@ class Stat:
 
 # Every statistic of a site, in the order of the widgets' statistics buffers.
 STATS: tuple[Stat, ...] = (
-    Stat("mean", "mean", "mean", column=True),
-    Stat("std", "std", "std", column=True),
+    Stat("mean", "mean", "mean", column=True, compact=True),
+    Stat("std", "std", "std", column=True, compact=True),
     Stat("min", "min", "min", column=True),
     Stat("max", "max", "max", column=True),
-    Stat("zero_pct", "zeros %", "zeros%", "percent", column=True),
+    Stat("zero_pct", "zeros %", "zeros%", "percent", column=True, compact=True),
     Stat("nan", "NaN", "nan", "count"),
     Stat("posinf", "+Inf", "+inf", "count"),
     Stat("neginf", "\u2212Inf", "-inf", "count"),
@@ -91,7 +94,8 @@ STATS: tuple[Stat, ...] = (
 NONFINITE_KEYS = ("nan", "posinf", "neginf")
 # The tables' one column for them: "NaN count/Inf count", or "-" when both are 0.
 NONFINITE_HEADER = "nan/inf"
-# A site's statistics as the live view's rows hold them: what one step records.
+# The statistics every live row holds, from one step's summary; the derived
+# statistics and the percentiles follow them (live_columns).
 LIVE_STAT_KEYS = ("mean", "std", "min", "max", "zero_pct", "nan", "posinf", "neginf", "lo", "hi")
 
 # TensorBoard's distribution bands: the percentiles a live row holds, and the
@@ -100,8 +104,8 @@ PERCENTILES = (0, 7, 16, 31, 50, 69, 84, 93, 100)
 BANDS = ((7, 93, 0.16), (16, 84, 0.24), (31, 69, 0.34))
 MEDIAN = 50
 
-# Colours, as js/theme.css names them (--jcnb-series, --jcnb-band,
-# --jcnb-median): saved pictures and the widgets draw alike.
+# Colours: the widgets set them as --jcnb-series, --jcnb-band and
+# --jcnb-median (js/schema.js), so saved pictures and widgets draw alike.
 SERIES_COLOUR = "#4c8ed9"
 BAND_COLOUR = "#f58518"
 MEDIAN_COLOUR = "#e4403c"
@@ -139,8 +143,14 @@ def compare_columns() -> tuple[str, ...]:
 
 
 def live_columns() -> tuple[str, ...]:
-    """The columns of a live row: :data:`LIVE_STAT_KEYS`, then ``p0`` .. ``p100``."""
-    return (*LIVE_STAT_KEYS, *(f"p{q}" for q in PERCENTILES))
+    """The columns of a live row: :data:`LIVE_STAT_KEYS`, the derived statistics, then ``p0`` .. ``p100``.
+
+    Example:
+      >>> live_columns()[-10:]
+      ('hi', 'p0', 'p7', 'p16', 'p31', 'p50', 'p69', 'p84', 'p93', 'p100')
+    """
+    derived = (s.key for s in STATS if s.derive is not None)
+    return (*LIVE_STAT_KEYS, *derived, *(f"p{q}" for q in PERCENTILES))
 
 
 def with_derived(stats: dict[str, float]) -> dict[str, float]:
@@ -171,11 +181,18 @@ def as_json() -> dict[str, Any]:
     Example:
       >>> schema = as_json()
       >>> schema["stats"][4], schema["bands"][0], schema["nonfinite"][0]["index"]
-      ({'key': 'zero_pct', 'label': 'zeros %', 'header': 'zeros%', 'format': 'percent', 'column': True}, [7, 93, 0.16], 253)
+      ({'key': 'zero_pct', 'label': 'zeros %', 'header': 'zeros%', 'format': 'percent', 'column': True, 'compact': True}, [7, 93, 0.16], 253)
     """
     return {
         "stats": [
-            {"key": s.key, "label": s.label, "header": s.header, "format": s.format, "column": s.column}
+            {
+                "key": s.key,
+                "label": s.label,
+                "header": s.header,
+                "format": s.format,
+                "column": s.column,
+                "compact": s.compact,
+            }
             for s in STATS
         ],
         "nonfinite": [

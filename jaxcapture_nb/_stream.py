@@ -30,6 +30,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxcapture_nb import _pooling, _schema
 from jaxcapture_nb._hosts import readable, replicated, to_host
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
@@ -42,31 +43,40 @@ from jaxcapture_nb._summary import (
     unpack_summary,
 )
 
-# TensorBoard's distribution bands.
-PERCENTILES = (0, 7, 16, 31, 50, 69, 84, 93, 100)
-# Columns of a row of statistics, shared with js/live_view.js.
-STAT_COLUMNS = (
-    "mean",
-    "std",
-    "min",
-    "max",
-    "zero_pct",
-    "nan",
-    "posinf",
-    "neginf",
-    "lo",
-    "hi",
-    *(f"p{q}" for q in PERCENTILES),
-)
-_FRACTIONS = np.array(PERCENTILES) / 100
-# Where a summary's float statistics and its non-finite counts go in a row.
-_FLOAT_COLUMNS = [STAT_COLUMNS.index(name) for name in FLOAT_FIELDS]
-_NONFINITE_COLUMNS = [STAT_COLUMNS.index(name) for name in ("nan", "posinf", "neginf")]
-_NONFINITE_FIELDS = [INT_FIELDS.index(f"{name}_count") for name in ("nan", "posinf", "neginf")]
-_MEAN = STAT_COLUMNS.index("mean")
-_ZERO_PCT = STAT_COLUMNS.index("zero_pct")
-_FIRST_PERCENTILE = STAT_COLUMNS.index("p0")
+# Where a summary's non-finite counts are among its integer fields.
+_NONFINITE_FIELDS = [INT_FIELDS.index(f"{name}_count") for name in _schema.NONFINITE_KEYS]
 _FLOAT32_MAX = np.finfo(np.float32).max
+
+
+class RowLayout:
+    """The columns of a live row, as the schema names them when the layout is made.
+
+    A :class:`Stream` makes one as it is made, so all its rows have the same
+    columns, a statistic added to the schema before then among them (see
+    :func:`~jaxcapture_nb._schema.live_columns`).
+
+    Attributes:
+      columns: the name of each column.
+      percentiles: the percentiles of the last columns, ``p0`` .. ``p100``.
+      derived: the derived statistics, whose columns come before the percentiles'.
+
+    Example:
+      >>> layout = RowLayout()
+      >>> layout.columns[layout.mean], layout.derived, layout.percentiles[-1]
+      ('mean', (), 100)
+    """
+
+    def __init__(self) -> None:
+        self.columns = _schema.live_columns()
+        self.percentiles = _schema.PERCENTILES
+        index = self.columns.index
+        self.mean, self.zero_pct = index("mean"), index("zero_pct")
+        # Where a summary's float statistics and its non-finite counts go.
+        self.floats = [index(name) for name in FLOAT_FIELDS]
+        self.nonfinite = [index(name) for name in _schema.NONFINITE_KEYS]
+        self.first_percentile = index(f"p{self.percentiles[0]}")
+        self.derived_columns = slice(len(_schema.LIVE_STAT_KEYS), self.first_percentile)
+        self.derived = self.columns[self.derived_columns]
 
 
 def saturated(stats: Any) -> np.ndarray:
@@ -103,11 +113,15 @@ class NonFiniteError(RuntimeError):
         )
 
 
-def hist_percentiles(hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any) -> np.ndarray:
-    """The :data:`PERCENTILES` of the values a histogram counts, interpolated in bins.
+def hist_percentiles(
+    hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any, percentiles: tuple[int, ...] | None = None
+) -> np.ndarray:
+    """The ``percentiles`` of the values a histogram counts, interpolated in bins.
 
     The 0th and 100th are the exact minimum and maximum. Leading axes of
     ``hist`` (and of the other arguments) are histograms handled at once.
+    ``percentiles`` defaults to the schema's
+    (:data:`~jaxcapture_nb._schema.PERCENTILES`).
 
     Example:
       >>> [round(float(p), 2) for p in hist_percentiles(np.array([1, 1, 1, 1]), 0.0, 4.0, 0.0, 4.0)]
@@ -121,7 +135,8 @@ def hist_percentiles(hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any) -
     cumulative = np.zeros((n, bins + 1))
     np.cumsum(counts, axis=1, out=cumulative[:, 1:])
     total = cumulative[:, -1:]
-    targets = _FRACTIONS * total
+    percentiles = _schema.PERCENTILES if percentiles is None else percentiles
+    targets = np.array(percentiles) / 100 * total
     # As np.interp does: the last cumulative count at or below each target,
     # and a straight line to the next one. Bin edge k is lo + k * width.
     below = np.minimum((cumulative[:, None, :] <= targets[:, :, None]).sum(-1) - 1, bins)
@@ -133,27 +148,47 @@ def hist_percentiles(hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any) -
     out = lo + (below + within) * ((hi - lo) / bins)
     out[:, 0], out[:, -1] = vmin[:, 0], vmax[:, 0]
     out[total[:, 0] == 0] = np.nan
-    return saturated(out).reshape(*lead, len(PERCENTILES))
+    return saturated(out).reshape(*lead, len(percentiles))
 
 
-def row_stats(summaries: Summary, sizes: np.ndarray) -> np.ndarray:
-    """Rows of :data:`STAT_COLUMNS` for host summaries stacked along their first axis.
+def row_stats(summaries: Summary, sizes: np.ndarray, layout: RowLayout | None = None) -> np.ndarray:
+    """Rows of ``layout``'s columns for host summaries stacked along their first axis.
 
     Args:
       summaries: one :class:`Summary` whose arrays hold a summary per row,
         e.g. the unpacked table of many packed rows.
       sizes: the number of elements of each summarized array.
+      layout: the columns; by default the schema's now.
     """
+    layout = layout or RowLayout()
     stats, counts = summaries.stats, summaries.counts
-    out = np.empty((len(stats), len(STAT_COLUMNS)), np.float32)
-    out[:, _FLOAT_COLUMNS] = saturated(stats)
-    out[:, _NONFINITE_COLUMNS] = counts[:, _NONFINITE_FIELDS]
+    out = np.empty((len(stats), len(layout.columns)), np.float32)
+    out[:, layout.floats] = saturated(stats)
+    out[:, layout.nonfinite] = counts[:, _NONFINITE_FIELDS]
     zeros = counts[:, INT_FIELDS.index("zero_count")]
-    out[:, _ZERO_PCT] = np.divide(100.0 * zeros, sizes, out=np.full(len(sizes), np.nan), where=sizes > 0)
-    out[:, _FIRST_PERCENTILE:] = hist_percentiles(
-        summaries.hist, summaries.lo, summaries.hi, summaries.min, summaries.max
+    zero_pct = np.divide(100.0 * zeros, sizes, out=np.full(len(sizes), np.nan), where=sizes > 0)
+    out[:, layout.zero_pct] = zero_pct
+    out[:, layout.first_percentile :] = hist_percentiles(
+        summaries.hist, summaries.lo, summaries.hi, summaries.min, summaries.max, layout.percentiles
     )
+    if layout.derived:
+        out[:, layout.derived_columns] = _derived_rows(summaries, zero_pct, layout)
     return out
+
+
+def _derived_rows(summaries: Summary, zero_pct: np.ndarray, layout: RowLayout) -> np.ndarray:
+    """The derived statistics of stacked summaries, one row each, from what ``flat_stats`` holds."""
+    counts = summaries.counts
+    fields = {
+        name: np.asarray(getattr(summaries, name), np.float64) for name in ("mean", "std", "min", "max")
+    }
+    fields |= dict(zip(_schema.NONFINITE_KEYS, counts[:, _NONFINITE_FIELDS].T, strict=True))
+    fields |= {"count": counts[:, INT_FIELDS.index("count")], "zero_pct": zero_pct}
+    rows = []
+    for r in range(len(zero_pct)):
+        stats = _schema.with_derived({name: float(values[r]) for name, values in fields.items()})
+        rows.append([stats.get(key, math.nan) for key in layout.derived])
+    return saturated(rows)
 
 
 def _per_histogram(a: Any, lead: tuple[int, ...]) -> np.ndarray:
@@ -186,10 +221,13 @@ class SiteSeries:
     newest step is always there.
     """
 
-    def __init__(self, label: str, kind: str, bins: int, capacity: int):
+    def __init__(self, label: str, kind: str, bins: int, capacity: int, layout: RowLayout | None = None):
         self.label, self.kind, self.bins = label, kind, bins
+        # The shape of the site's latest value; None for a run read from a log.
+        self.shape: tuple[int, ...] | None = None
+        self.layout = layout or RowLayout()
         self.steps = np.zeros(capacity, np.int64)
-        self.stats = np.zeros((capacity, len(STAT_COLUMNS)), np.float32)
+        self.stats = np.zeros((capacity, len(self.layout.columns)), np.float32)
         self.hists = np.zeros((capacity, bins), np.int32)
         self.size = 0
         self.calls = 0  # steps seen, recorded or not
@@ -200,16 +238,23 @@ class SiteSeries:
         # The first row rewritten since the view last read the rows.
         self.rewritten_from = capacity
 
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The name of each column of :attr:`stats`."""
+        return self.layout.columns
+
     def row_of(self, summary: Summary) -> tuple[list[float], np.ndarray]:
-        """The :data:`STAT_COLUMNS` row and the histogram of a summary, stacked ones pooled."""
-        stats = flat_stats(summary)
-        hist = np.asarray(summary.hist).reshape(-1, self.bins).sum(0)
-        lo, hi = float(np.min(summary.lo)), float(np.max(summary.hi))
-        row = [stats[c] for c in STAT_COLUMNS[:8]] + [lo, hi]
-        return [*row, *hist_percentiles(hist, lo, hi, stats["min"], stats["max"])], hist
+        """The row of :attr:`columns` and the histogram of a summary, stacked ones pooled."""
+        stats = flat_stats(summary)  # derived statistics included
+        hist = _pooling.pooled_counts(summary.hist, self.bins)
+        lo, hi = _pooling.pooled_range(summary.lo, summary.hi)
+        stats |= {"lo": lo, "hi": hi}
+        layout = self.layout
+        row = [stats.get(c, math.nan) for c in layout.columns[: layout.first_percentile]]
+        return [*row, *hist_percentiles(hist, lo, hi, stats["min"], stats["max"], layout.percentiles)], hist
 
     def append_row(self, step: int, stats: Any, hist: np.ndarray) -> bool:
-        """Adds one row of :data:`STAT_COLUMNS` and its histogram; True when rows were thinned."""
+        """Adds one row of :attr:`columns` and its histogram; True when rows were thinned."""
         if self.latest_off_grid:
             self.size -= 1
             self.rewritten_from = min(self.rewritten_from, self.size)
@@ -255,6 +300,8 @@ class Stream:
         self._accepts_site = _site_filter(include)
         # A compiled step that records one step in ``every`` gates its summaries on it.
         self.policy = ("stream", bins, include_key(include), grads, every)
+        # The columns of every row, as the schema names them now.
+        self.layout = RowLayout()
         self.series: dict[Any, SiteSeries] = {}
         self.scalars: dict[str, SiteSeries] = {}
         self.version = 0  # changes whenever rows were dropped
@@ -273,6 +320,10 @@ class Stream:
         self._shift: dict[Any, int] = {}
         # Called on the training loop's thread after each call that handed over rows.
         self.after_call: list[Callable[[], None]] = []
+        # Called with (series, step, stats, hist) as each row is recorded, on the
+        # thread that settles and under the lock: the row as the series keeps it,
+        # which the next rows may overwrite. Scalars are series of kind "scalar".
+        self.on_row: list[Callable[[SiteSeries, int, np.ndarray, np.ndarray], None]] = []
 
     # -- the recorder interface a backend uses (see SiteRecorder) -----------------
 
@@ -436,14 +487,15 @@ class Stream:
         self._record_arrived(wait)
 
     def _scalar(self, name: str, step: int, value: float) -> None:
-        row = np.full(len(STAT_COLUMNS), np.nan, np.float32)
-        row[_MEAN] = value
+        row = np.full(len(self.layout.columns), np.nan, np.float32)
+        row[self.layout.mean] = value
         with self.lock:
             series = self.scalars.get(name)
             if series is None:
-                series = self.scalars[name] = SiteSeries(name, "scalar", 1, self.keep_steps)
+                series = self.scalars[name] = SiteSeries(name, "scalar", 1, self.keep_steps, self.layout)
             if series.append_row(step, row, np.ones(1, np.int32)):
                 self.version += 1
+            self._recorded(series, step)
 
     def _ingest(
         self,
@@ -540,7 +592,7 @@ class Stream:
     def _series(self, key: Any, label: str, kind: str) -> SiteSeries:
         series = self.series.get(key)
         if series is None:
-            series = self.series[key] = SiteSeries(label, kind, self.bins, self.keep_steps)
+            series = self.series[key] = SiteSeries(label, kind, self.bins, self.keep_steps, self.layout)
         return series
 
     def _flag(self, series: SiteSeries, step: int, order: int) -> None:
@@ -563,8 +615,9 @@ class Stream:
                 stats=np.stack([v.stats for v in single]), counts=np.stack([v.counts for v in single])
             )
             sizes = np.array([math.prod(v.shape) for v in single], np.float64)
-            batch = iter(zip(row_stats(stacked, sizes), stacked.hist, strict=True))
+            batch = iter(zip(row_stats(stacked, sizes, self.layout), stacked.hist, strict=True))
         for (series, step, order, value), one in zip(arrived, is_single, strict=True):
+            series.shape = (*value.stacked_shape, *value.shape)
             if one:
                 self._append(series, step, order, *next(batch))
             elif value.reason is None:
@@ -574,8 +627,14 @@ class Stream:
         with self.lock:
             if series.append_row(step, stats, hist):
                 self.version += 1
-            if series.stats[series.size - 1, _NONFINITE_COLUMNS].sum() > 0:
+            if series.stats[series.size - 1, series.layout.nonfinite].sum() > 0:
                 self._flag(series, step, order)
+            self._recorded(series, step)
+
+    def _recorded(self, series: SiteSeries, step: int) -> None:
+        """Hands the row just recorded to the ``on_row`` listeners."""
+        for listener in self.on_row:
+            listener(series, step, series.stats[series.size - 1], series.hists[series.size - 1])
 
     # -- reading -----------------------------------------------------------------
 

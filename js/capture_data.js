@@ -1,22 +1,14 @@
 // CaptureView's data: the captured sites and their statistics and
 // histograms as the kernel sent them, with the readers the table, the
-// histogram and the heatmap share. Nothing here draws.
+// histogram and the heatmap share. Nothing here draws. Which statistics
+// there are, how they are named and written, and the NaN/Inf kinds with
+// their colours come from the kernel's schema (schema.js), not from here.
 
 /**
  * @typedef {{path: string, name: string, shown_name: string, label: string,
  *   call: number, type: string, shape: number[] | null, dtype: string,
  *   note: string, has_stats: boolean, has_value: boolean, same_as: number}} Site
  */
-
-// Colour indices of heatmap pixels, matching payload.py: 0..FINITE_TOP on
-// the colour scale, then one index each for NaN, +Inf and -Inf.
-const FINITE_TOP = 252;
-/** Values outside the histogram's range: each gets its own bar and colour. */
-const NONFINITE = [
-  { stat: "nan", label: "NaN", index: 253, rgb: [255, 0, 255] },
-  { stat: "posinf", label: "+Inf", index: 254, rgb: [255, 127, 14] },
-  { stat: "neginf", label: "-Inf", index: 255, rgb: [23, 190, 207] },
-];
 
 /** "(2,64,128)" for a shape, "" for a value that is not an array. @param {Site} s */
 const shapeText = (s) => (s.shape ? `(${s.shape.join(",")})` : "");
@@ -28,6 +20,7 @@ const countText = (n) => Math.round(n).toLocaleString("en-US");
 class CaptureData {
   /** @param {any} model */
   constructor(model) {
+    this.schema = schemaOf(model);
     /** @type {Site[]} */ this.sites = model.get("_sites") || [];
     /** @type {string[]} */ this.statColumns = model.get("_stat_columns") || [];
     this.stats = new Float64Array(bytesOf(model.get("_stats")));
@@ -35,14 +28,15 @@ class CaptureData {
     this.bins = model.get("_bins") || 1;
   }
 
-  /** @param {number} i @param {string} name */
+  /** Site i's statistic `name`; NaN when the statistics buffer has no such column. @param {number} i @param {string} name */
   stat(i, name) {
-    return this.stats[i * this.statColumns.length + this.statColumns.indexOf(name)];
+    const column = this.statColumns.indexOf(name);
+    return column < 0 ? NaN : this.stats[i * this.statColumns.length + column];
   }
 
-  /** @param {number} i */
+  /** How many of site i's values are NaN or infinite. @param {number} i */
   nonfinite(i) {
-    return this.stat(i, "nan") + this.stat(i, "posinf") + this.stat(i, "neginf");
+    return this.schema.nonfinite.reduce((sum, k) => sum + this.stat(i, k.key), 0);
   }
 
   /** @param {number} i */
@@ -86,17 +80,20 @@ class CaptureData {
     return Number.isNaN(v) ? -Infinity : v;
   }
 
-  /** The non-finite kinds site i holds, with their counts. @param {number} i */
+  /**
+   * The non-finite kinds site i holds, with their counts, labels and colours.
+   * @param {number} i @returns {(NonFiniteEntry & {count: number})[]}
+   */
   nonfiniteKinds(i) {
-    return NONFINITE.map((k) => ({ ...k, count: this.stat(i, k.stat) })).filter((k) => k.count > 0);
+    return this.schema.nonfinite.map((k) => ({ ...k, count: this.stat(i, k.key) })).filter((k) => k.count > 0);
   }
 
   /** What a site holds when none of its values is finite: "all 24 values are NaN". @param {number} i */
   noFiniteText(i) {
     const kinds = this.nonfiniteKinds(i);
-    if (kinds.length === 1 && kinds[0].stat === "nan") return `all ${countText(kinds[0].count)} values are NaN`;
+    if (kinds.length === 1 && kinds[0].key === "nan") return `all ${countText(kinds[0].count)} values are ${kinds[0].label}`;
     return `no finite values (${kinds.map((k) => `${countText(k.count)} ${k.label}`).join(", ")})`;
   }
 }
 
-export { FINITE_TOP, NONFINITE, shapeText, countText, CaptureData };
+export { shapeText, countText, CaptureData };

@@ -25,14 +25,15 @@ function heatmapOf(model) {
 /** @typedef {ReturnType<typeof heatmapOf>} Heatmap */
 
 /**
- * The 256 colours of heatmap pixel indices on a colour map: the finite scale,
- * then the non-finite colours.
- * @param {"sequential" | "diverging"} map
+ * The colours of heatmap pixel indices on a colour map: the finite scale,
+ * then the schema's non-finite colours.
+ * @param {"sequential" | "diverging"} map @param {ReturnType<typeof schemaOf>} schema
  */
-function paletteOf(map) {
+function paletteOf(map, schema) {
+  const { finiteTop } = schema;
   const palette = [];
-  for (let i = 0; i <= FINITE_TOP; i++) palette.push(colourAt(map, i / FINITE_TOP));
-  for (const kind of NONFINITE) palette[kind.index] = kind.rgb;
+  for (let i = 0; i <= finiteTop; i++) palette.push(colourAt(map, i / finiteTop));
+  for (const kind of schema.nonfinite) palette[kind.index] = kind.rgb;
   return palette;
 }
 
@@ -138,7 +139,7 @@ function drawHeatmap(ui, data, selected, heat) {
   if (!current || shape.length !== 2 || pixels.length !== shape[0] * shape[1] || !s.shape) return;
   const [rows, cols] = shape;
   const map = ui.divergingBox.checked ? "diverging" : "sequential";
-  const palette = paletteOf(map);
+  const palette = paletteOf(map, data.schema);
   heatCanvas.width = cols;
   heatCanvas.height = rows;
   const scale = HEAT_SIDE / Math.max(rows, cols);
@@ -172,9 +173,11 @@ function drawBar(ui, lo, hi, map, hgt) {
 
 /**
  * The hover read-out of the heatmap: the element's full index and its value.
- * @param {HTMLCanvasElement} heatCanvas @param {Site | undefined} s the selected site @param {Heatmap} heat @param {number} px @param {number} py
+ * @param {HTMLCanvasElement} heatCanvas @param {CaptureData} data @param {number} selected the selected site
+ * @param {Heatmap} heat @param {number} px @param {number} py
  */
-function heatReadOut(heatCanvas, s, heat, px, py) {
+function heatReadOut(heatCanvas, data, selected, heat, px, py) {
+  const s = data.sites[selected];
   const shape = heat.shape;
   if (!heatCanvas.dataset.drawn || !s || !s.shape || shape.length !== 2) return null;
   const rect = heatCanvas.getBoundingClientRect();
@@ -186,19 +189,23 @@ function heatReadOut(heatCanvas, s, heat, px, py) {
   const colStep = Math.ceil(s.shape[n - 1] / shape[1]);
   const index = [...heat.index.slice(0, n - 2), r * rowStep, c * colStep];
   while (index.length < n) index.unshift(0);
-  return `[${index.join(", ")}]\n${valueText(heat, r * shape[1] + c)}`;
+  return `[${index.join(", ")}]\n${valueText(heat, r * shape[1] + c, data.schema)}`;
 }
 
-/** The value of heatmap pixel k: exact when the kernel sent values, else read off the colour scale. @param {Heatmap} heat @param {number} k */
-function valueText(heat, k) {
+/**
+ * The value of heatmap pixel k: exact when the kernel sent values, else read off the colour scale.
+ * @param {Heatmap} heat @param {number} k @param {ReturnType<typeof schemaOf>} schema
+ */
+function valueText(heat, k, schema) {
   if (heat.values.length > k) return `value ${fmt(heat.values[k])}`;
   const p = heat.pixels[k];
-  const kind = NONFINITE.find((kd) => kd.index === p);
+  const kind = schema.nonfinite.find((kd) => kd.index === p);
   if (kind) return `value ${kind.label}`;
   const [lo, hi] = heat.range.length ? heat.range : [0, 0];
+  const top = schema.finiteTop;
   if (p === 0) return `value \u2264 ${fmt(lo)} (below the colour scale)`;
-  if (p === FINITE_TOP) return `value \u2265 ${fmt(hi)} (above the colour scale)`;
-  const step = (hi - lo) / FINITE_TOP;
+  if (p === top) return `value \u2265 ${fmt(hi)} (above the colour scale)`;
+  const step = (hi - lo) / top;
   return `value \u2248 ${fmt(lo + p * step)} (\u00b1${fmt(step / 2)}, from the colour)`;
 }
 

@@ -9,13 +9,13 @@ const NONFINITE_BAR = { width: 26, gap: 12, lead: 22 };
 
 /** @typedef {{box: {x: number, y: number, w: number, h: number}, lo: number, hi: number, bars: {x: number, w: number, kind: any}[]}} HistLayout */
 
-/** The statistics of site i, saying when they leave values out. @param {HTMLElement} statsLine @param {CaptureData} data @param {number} i */
+/** The statistics the table shows of site i, saying when they leave values out. @param {HTMLElement} statsLine @param {CaptureData} data @param {number} i */
 function drawStatsLine(statsLine, data, i) {
   statsLine.replaceChildren();
   delete statsLine.dataset.finiteOnly;
   if (!data.sites[i].has_stats || data.stat(i, "count") === 0) return; // the histogram's place says why
-  const parts = ["mean", "std", "min", "max"].map((name) => `${name} ${fmt(data.stat(i, name))}`);
-  parts.push(`zeros ${data.stat(i, "zero_pct").toFixed(1)}%`);
+  const { schema } = data;
+  const parts = schema.columns().map((s) => `${s.label} ${schema.text(s.key, data.stat(i, s.key))}`);
   statsLine.append(h("span", "", parts.join(" \u00b7 ")));
   const bad = data.nonfinite(i);
   if (!bad) return;

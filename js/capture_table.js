@@ -4,29 +4,42 @@
 
 const ROW_HEIGHT = 24;
 const VISIBLE_ROWS = 14;
-// Table columns: `width` is the CSS grid track; the tracks' minimum widths
-// add up to what the table needs before it scrolls sideways.
-const COLUMNS = [
+// The columns before the statistics and after them; `width` is the CSS grid
+// track, and the tracks' minimum widths add up to what the table needs
+// before it scrolls sideways.
+const LEAD_COLUMNS = [
   { key: "path", label: "path", width: "minmax(110px, 1.5fr)" },
   { key: "name", label: "name", width: "minmax(120px, 1.5fr)" },
   { key: "call", label: "call", width: "40px" },
   { key: "shape", label: "shape", width: "minmax(84px, 1fr)" },
   { key: "dtype", label: "dtype", width: "64px" },
-  { key: "mean", label: "mean", stat: true, width: "70px" },
-  { key: "std", label: "std", stat: true, width: "70px" },
-  { key: "min", label: "min", stat: true, width: "70px" },
-  { key: "max", label: "max", stat: true, width: "70px" },
-  { key: "zero_pct", label: "zeros %", stat: true, width: "64px" },
-  { key: "nonfinite", label: "NaN/Inf", width: "64px" },
-  { key: "hist", label: "histogram", width: "88px" },
 ];
+const HIST_COLUMN = { key: "hist", label: "histogram", width: "88px" };
+// A statistic's column is as wide as its format's text needs.
+const STAT_WIDTHS = { number: "70px", percent: "64px", count: "64px" };
 const SPARK = { width: 80, height: 18 };
-const TABLE_MIN_WIDTH = COLUMNS.reduce((sum, c) => sum + Number((c.width.match(/(\d+)px/) || [0, 0])[1]), 0);
 
 /**
- * What the table shows: the rows in order, the sort, the selected row and
- * the keyboard cursor (site indices; -1: none).
- * @typedef {{order: number[], sortKey: string, sortDir: number, selected: number, cursor: number}} TableState
+ * A column of the table: `numeric` ones sort largest first on their first
+ * click; a statistic's column has the statistic's `format`.
+ * @typedef {{key: string, label: string, width: string, numeric?: boolean, format?: string}} Column
+ */
+
+/**
+ * The table's columns: the site's own, one per statistic the schema gives a
+ * column, its NaN/Inf counts, and the sparkline.
+ * @param {ReturnType<typeof schemaOf>} schema @returns {Column[]}
+ */
+function tableColumns(schema) {
+  const stats = schema.columns().map((s) => ({ key: s.key, label: s.label, format: s.format, width: STAT_WIDTHS[s.format] || STAT_WIDTHS.number, numeric: true }));
+  const nonfinite = { key: "nonfinite", label: schema.nonfiniteLabel, width: "64px", numeric: true };
+  return [...LEAD_COLUMNS, ...stats, nonfinite, HIST_COLUMN];
+}
+
+/**
+ * What the table shows: its columns, the rows in order, the sort, the
+ * selected row and the keyboard cursor (site indices; -1: none).
+ * @typedef {{columns: Column[], order: number[], sortKey: string, sortDir: number, selected: number, cursor: number}} TableState
  */
 
 /** The scrolling table with its sticky head, empty. */
@@ -37,8 +50,6 @@ function tableLayout() {
   scroller.setAttribute("aria-label", "captured sites: arrow keys move, Enter shows the details");
   scroller.style.maxHeight = `${(VISIBLE_ROWS + 1) * ROW_HEIGHT + 18}px`;
   const sheet = h("div", "jcnb-sheet");
-  sheet.style.minWidth = `${TABLE_MIN_WIDTH + 8}px`;
-  sheet.style.setProperty("--jcnb-cv-columns", COLUMNS.map((c) => c.width).join(" "));
   const head = h("div", "jcnb-row jcnb-head");
   sheet.append(head);
   scroller.append(sheet);
@@ -86,9 +97,13 @@ function cell(text, cls = "", fullText = text) {
   return node;
 }
 
-/** The cells of site i's row. @param {CaptureData} data @param {number} i @param {boolean} samePath @param {string} colour of the sparkline */
-function rowCells(data, i, samePath, colour) {
+/**
+ * The cells of site i's row.
+ * @param {CaptureData} data @param {number} i @param {Column[]} columns @param {boolean} samePath @param {string} colour of the sparkline
+ */
+function rowCells(data, i, columns, samePath, colour) {
   const s = data.sites[i];
+  const { schema } = data;
   const stat = (/** @type {string} */ name) => data.stat(i, name);
   const pathCell = cell(s.path || "(root)");
   if (samePath) pathCell.classList.add("jcnb-same-path");
@@ -98,16 +113,23 @@ function rowCells(data, i, samePath, colour) {
     nameCell.dataset.sameAs = String(s.same_as);
   }
   const cells = [pathCell, nameCell, cell(String(s.call), "jcnb-num"), cell(shapeText(s)), cell(s.dtype)];
-  if (!s.has_stats) return [...cells, cell(s.note, "jcnb-note")];
-  const bad = data.nonfinite(i);
-  const finiteOnly = bad ? `\nover the ${countText(stat("count"))} finite values of ${countText(data.total(i))}` : "";
-  for (const name of ["mean", "std", "min", "max"]) {
-    const v = stat(name);
-    cells.push(cell(fmt(v), "jcnb-num", `${name} ${String(v)}${finiteOnly}`));
+  if (!s.has_stats) {
+    const note = cell(s.note, "jcnb-note");
+    note.style.gridColumn = `span ${columns.length - cells.length}`;
+    return [...cells, note];
   }
-  cells.push(cell(stat("zero_pct").toFixed(1), "jcnb-num", `${stat("zero_pct")}% of the values are exactly 0`));
-  const counts = NONFINITE.map((k) => `${countText(stat(k.stat))} ${k.label}`).join(", ");
-  const badCell = cell(bad ? `${stat("nan")}/${stat("posinf") + stat("neginf")}` : "-", "jcnb-num", bad ? counts : "no NaN or Inf");
+  const bad = data.nonfinite(i);
+  // Numbers (mean, min, ...) are over the finite values; counts and shares over all.
+  const finiteOnly = bad ? `\nover the ${countText(stat("count"))} finite values of ${countText(data.total(i))}` : "";
+  for (const column of columns.filter((c) => c.format)) {
+    const v = stat(column.key);
+    const title = `${column.label} ${String(v)}${column.format === "number" ? finiteOnly : ""}`;
+    cells.push(cell(statText(column.format, v), "jcnb-num", title));
+  }
+  const [nan, ...infinite] = schema.nonfinite.map((k) => stat(k.key));
+  const counts = schema.nonfinite.map((k) => `${countText(stat(k.key))} ${k.label}`).join(", ");
+  const infs = infinite.reduce((a, b) => a + b, 0);
+  const badCell = cell(bad ? `${nan}/${infs}` : "-", "jcnb-num", bad ? counts : `no ${schema.nonfiniteLabel}`);
   if (bad) badCell.classList.add("jcnb-nonfinite");
   const holder = h("span", "jcnb-cell");
   holder.append(sparkline(data, i, colour));
@@ -134,7 +156,7 @@ function drawRows(table, data, view, colour) {
     row.classList.toggle("jcnb-selected", i === view.selected);
     row.classList.toggle("jcnb-cursor", i === view.cursor);
     const samePath = k > 0 && !view.sortKey && data.sites[order[k - 1]].path === data.sites[i].path;
-    row.append(...rowCells(data, i, samePath, colour));
+    row.append(...rowCells(data, i, view.columns, samePath, colour));
     sheet.appendChild(row);
   }
 }
@@ -145,10 +167,18 @@ function rowsInView(scroller, n) {
   return `${first}:${Math.min(n, first + VISIBLE_ROWS + 2)}`;
 }
 
-/** Builds the sortable column heads. @param {HTMLElement} head @param {string} sortKey @param {number} sortDir */
-function drawHead(head, sortKey, sortDir) {
+/**
+ * Builds the sortable column heads, each marked with its key, and sizes the
+ * grid to the columns.
+ * @param {ReturnType<typeof tableLayout>} table @param {Column[]} columns @param {string} sortKey @param {number} sortDir
+ */
+function drawHead(table, columns, sortKey, sortDir) {
+  const { sheet, head } = table;
+  const minWidth = columns.reduce((sum, c) => sum + Number((c.width.match(/(\d+)px/) || [0, 0])[1]), 0);
+  sheet.style.minWidth = `${minWidth + 8}px`;
+  sheet.style.setProperty("--jcnb-cv-columns", columns.map((c) => c.width).join(" "));
   head.replaceChildren();
-  for (const col of COLUMNS) {
+  for (const col of columns) {
     const arrow = sortKey === col.key ? (sortDir > 0 ? " \u25b2" : " \u25bc") : "";
     const node = h("span", "jcnb-cell jcnb-sortable", col.label + arrow);
     node.dataset.key = col.key;
@@ -157,10 +187,14 @@ function drawHead(head, sortKey, sortDir) {
   }
 }
 
-/** The sort after a click on column `key`'s head: the same column flips, a new one starts high for numbers. @param {TableState} view @param {string} key */
+/**
+ * The sort after a click on column `key`'s head: the same column flips, a new one starts high for numbers.
+ * @param {TableState} view @param {string} key
+ */
 function sortAfterClick(view, key) {
-  const col = COLUMNS.find((c) => c.key === key);
-  const sortDir = view.sortKey === col.key ? -view.sortDir : col.stat || col.key === "nonfinite" ? -1 : 1;
+  const col = view.columns.find((c) => c.key === key);
+  if (!col) return { sortKey: view.sortKey, sortDir: view.sortDir };
+  const sortDir = view.sortKey === col.key ? -view.sortDir : col.numeric ? -1 : 1;
   return { sortKey: col.key, sortDir };
 }
 
@@ -178,4 +212,4 @@ function scrollToRow(scroller, k) {
   else if ((k + 1) * ROW_HEIGHT > scroller.scrollTop + view) scroller.scrollTop = (k + 1) * ROW_HEIGHT - view;
 }
 
-export { ROW_HEIGHT, tableLayout, rowOrder, drawRows, rowsInView, drawHead, sortAfterClick, rowAfterKey, scrollToRow };
+export { ROW_HEIGHT, tableColumns, tableLayout, rowOrder, drawRows, rowsInView, drawHead, sortAfterClick, rowAfterKey, scrollToRow };

@@ -6,7 +6,9 @@
 // The view is a CaptureData (capture_data.js, what the kernel sent), a small
 // state object that only the handlers here change, the elements of
 // capture_layout.js, and drawing functions that take them as arguments:
-// capture_table.js, capture_histogram.js and capture_heatmap.js.
+// capture_table.js, capture_histogram.js and capture_heatmap.js. The
+// statistics shown, their names and formats, and the data colours are the
+// kernel's schema (schema.js), which CaptureData carries.
 
 /** @param {{ model: any, el: HTMLElement }} ctx */
 function render({ model, el }) {
@@ -16,6 +18,8 @@ function render({ model, el }) {
 
   const state = {
     data: new CaptureData(model),
+    /** The table's columns, from the schema (load sets them). @type {Column[]} */
+    columns: [],
     /** @type {number[]} */ order: [],
     sortKey: "",
     sortDir: 1,
@@ -140,21 +144,24 @@ function render({ model, el }) {
     model.save_changes();
   }
 
-  /** Reads the sites and their numbers from the model and redraws everything. */
+  /** Reads the sites, their numbers and the schema from the model and redraws everything. */
   function load() {
     const data = new CaptureData(model);
     state.data = data;
+    state.columns = tableColumns(data.schema);
+    // The data colours (series, band, median) are the schema's: themeOf reads them here.
+    applyColours(root, data.schema);
     const { flag } = ui;
     const first = model.get("_first_nonfinite");
     if (first >= 0) {
       const s = data.sites[first];
-      flag.textContent = `First NaN/Inf: ${s.label} [call ${s.call}] (${countText(data.nonfinite(first))} values). Click to inspect.`;
+      flag.textContent = `First ${data.schema.nonfiniteLabel}: ${s.label} [call ${s.call}] (${countText(data.nonfinite(first))} values). Click to inspect.`;
       flag.style.display = "block";
       flag.dataset.site = String(first);
     } else {
       flag.style.display = "none";
     }
-    drawHead(table.head, state.sortKey, state.sortDir);
+    drawHead(table, state.columns, state.sortKey, state.sortDir);
     recompute();
   }
 
@@ -173,7 +180,7 @@ function render({ model, el }) {
     const sortHead = target?.closest(".jcnb-head .jcnb-sortable");
     if (sortHead instanceof HTMLElement) {
       Object.assign(state, sortAfterClick(state, sortHead.dataset.key));
-      drawHead(table.head, state.sortKey, state.sortDir);
+      drawHead(table, state.columns, state.sortKey, state.sortDir);
       recompute();
       return;
     }
@@ -203,7 +210,7 @@ function render({ model, el }) {
   ui.logBox.addEventListener("change", onLog);
   ui.flag.addEventListener("click", onFlag);
   hoverReadOut(ui.histCanvas, ui.tooltip, (px, py) => histReadOut(state.histLayout, state.data, state.selected, px, py));
-  hoverReadOut(ui.heatCanvas, ui.tooltip, (px, py) => heatReadOut(ui.heatCanvas, state.data.sites[state.selected], heatmapOf(model), px, py));
+  hoverReadOut(ui.heatCanvas, ui.tooltip, (px, py) => heatReadOut(ui.heatCanvas, state.data, state.selected, heatmapOf(model), px, py));
   const stopTheme = onThemeChange(redraw);
   // The histogram follows the width of the output area.
   let lastWidth = 0;

@@ -9,7 +9,7 @@
  */
 
 // The traits a comparison is drawn from; a prefix names them in the panel.
-const COMPARISON_TRAITS = ["_modes", "_sites", "_stats", "_hists", "_ranges", "_shifts", "_bins", "_note"];
+const COMPARISON_TRAITS = ["_modes", "_sites", "_stats", "_hists", "_ranges", "_shifts", "_bins"];
 
 /** A share as a percentage, one decimal. @param {number} share */
 function percent(share) {
@@ -38,21 +38,23 @@ function shareScale(top, box, sqrt) {
   return (/** @type {number} */ v) => box.y + box.h - box.h * (sqrt ? Math.sqrt(v / top) : v / top);
 }
 
-
 /**
- * The comparison's traits, decoded once per draw.
+ * The comparison's traits, decoded once per draw, with the schema that
+ * names and formats its statistics.
  * @param {any} model
  * @param {string} prefix what the trait names start with ("" in CompareView)
  */
 function readComparison(model, prefix) {
   const get = (/** @type {string} */ name) => model.get(prefix + name);
+  const schema = schemaOf(model);
   /** @type {string[]} */
   const modes = get("_modes") || [];
-  /** @type {string[]} */
-  const colours = get("_colours") || ["#4c78a8"];
+  /** @type {string[] | undefined} */
+  const own = get("_colours");
+  const colours = own && own.length ? own : schema.modeColours;
   /** @type {Site[]} */
   const sites = get("_sites") || [];
-  /** @type {string[]} */
+  /** The statistics held per site and mode, in the order of the statistics buffer. @type {string[]} */
   const columns = get("_stat_columns") || [];
   const bins = get("_bins") || 1;
   const stats = new Float64Array(bytesOf(get("_stats")));
@@ -62,11 +64,13 @@ function readComparison(model, prefix) {
   const m = modes.length;
   const k = columns.length;
   return {
+    schema,
     modes,
     sites,
     columns,
+    /** The statistics each row shows per mode: those the schema marks compact (the detail shows all). */
+    tableColumns: columns.filter((key) => schema.stat(key).compact),
     bins,
-    note: /** @type {string} */ (get("_note") || ""),
     /** @param {number} mode */
     colour: (mode) => colours[mode % colours.length],
     colours: modes.map((_, mode) => colours[mode % colours.length]),

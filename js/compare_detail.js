@@ -113,7 +113,7 @@ function drawDetail(ui, d, i, sqrtScale, onScale) {
   paintLarge(canvas, root, d, i, -1, sqrt);
 }
 
-/** Every statistic of a site, one column per mode. @param {Comparison} d @param {number} i */
+/** Every statistic of a site, named and written as the schema says, one column per mode. @param {Comparison} d @param {number} i */
 function statsTable(d, i) {
   const site = d.sites[i];
   const stats = h("table", "jcnb-cmp-stats");
@@ -137,18 +137,20 @@ function statsTable(d, i) {
   for (const column of [...d.columns, "shift"]) {
     const tr = h("tr");
     tr.dataset.stat = column;
-    tr.appendChild(h("td", "", column === "zero_pct" ? "zeros %" : column));
+    const isShift = column === "shift";
+    tr.appendChild(h("td", "", isShift ? "shift" : d.schema.label(column)));
     d.modes.forEach((label, mode) => {
-      const value = column === "shift" ? d.modeShift(i, mode) : d.stat(i, mode, column);
+      const value = isShift ? d.modeShift(i, mode) : d.stat(i, mode, column);
       const reached = Boolean(site.shapes[mode]);
-      const unscored = column === "shift" && Number.isNaN(value);
-      const td = h("td", "jcnb-cmp-num", reached && !unscored ? fmt(value) : "–");
+      const unscored = isShift && Number.isNaN(value);
+      const text = isShift ? fmt(value) : d.schema.text(column, value);
+      const td = h("td", "jcnb-cmp-num", reached && !unscored ? text : "–");
       if (unscored && reached) td.title = "no shift: the site is missing in a mode";
       if (column === "nan" && value > 0) {
         td.classList.add("jcnb-cmp-bad");
         td.title = `${value} NaN values in ${label}`;
       }
-      if (column === "shift" && mode === 0) td.title = "the reference mode";
+      if (isShift && mode === 0) td.title = "the reference mode";
       tr.appendChild(td);
     });
     stats.appendChild(tr);

@@ -55,7 +55,7 @@ function mountComparison(model, host, prefix) {
     d = readComparison(model, prefix);
     root.dataset.sites = String(d.sites.length);
     root.dataset.modes = String(d.modes.length);
-    note.textContent = d.note;
+    note.textContent = d.schema.shiftNote;
     drawLegend(legend, d);
     rows = drawTable(root, table, d);
     applyFilter(ui, rows, d);

@@ -1,14 +1,10 @@
 // A mode comparison's table: one row per site, largest shift first, with
 // each mode's histogram overlaid in a sparkline and its statistics side by
-// side, under a legend of the modes' colours.
+// side, under a legend of the modes' colours. The statistics are those the
+// schema gives a table column (Comparison.tableColumns), named and written as
+// the schema says; the detail panel shows every statistic.
 
 const SPARK = { width: 120, height: 28 };
-// Statistics each row shows per mode; the detail panel shows all of the stat columns.
-const ROW_STATS = [
-  ["mean", "mean"],
-  ["std", "std"],
-  ["zero_pct", "zeros %"],
-];
 
 /**
  * Each mode's histogram as a step outline with a light fill, all on one
@@ -79,7 +75,7 @@ function tableHeads(d) {
   d.modes.forEach((label, mode) => {
     const group = h("span", "jcnb-cmp-cell jcnb-cmp-group", label);
     group.style.setProperty("--jcnb-mode", d.colour(mode));
-    group.style.gridColumn = `span ${ROW_STATS.length}`;
+    group.style.gridColumn = `span ${d.tableColumns.length}`;
     group.title = label;
     groups.appendChild(group);
   });
@@ -89,9 +85,12 @@ function tableHeads(d) {
   histHead.title = "share of each mode's values per bin, on the site's shared range (square-root scale)";
   names.appendChild(histHead);
   d.modes.forEach((label, mode) => {
-    for (const [, name] of ROW_STATS) {
+    for (const key of d.tableColumns) {
+      const name = d.schema.label(key);
       const cell = h("span", "jcnb-cmp-cell jcnb-cmp-num jcnb-cmp-marked", name);
       cell.style.setProperty("--jcnb-mode", d.colour(mode));
+      cell.dataset.key = key;
+      cell.dataset.mode = String(mode);
       cell.title = `${name} in ${label}`;
       names.appendChild(cell);
     }
@@ -143,9 +142,11 @@ function tableRow(d, i, maxShift) {
 
   d.modes.forEach((label, mode) => {
     const reached = Boolean(site.shapes[mode]);
-    for (const [column, statName] of ROW_STATS) {
-      const cell = h("span", "jcnb-cmp-cell jcnb-cmp-num", reached ? fmt(d.stat(i, mode, column)) : "–");
-      cell.title = reached ? `${statName} in ${label}` : `not reached in ${label}`;
+    for (const key of d.tableColumns) {
+      const cell = h("span", "jcnb-cmp-cell jcnb-cmp-num", reached ? d.schema.text(key, d.stat(i, mode, key)) : "–");
+      cell.dataset.key = key;
+      cell.dataset.mode = String(mode);
+      cell.title = reached ? `${d.schema.label(key)} in ${label}` : `not reached in ${label}`;
       row.appendChild(cell);
     }
   });
@@ -164,7 +165,7 @@ function drawTable(root, table, d) {
   // the table scroll sideways.
   root.style.setProperty(
     "--jcnb-cmp-columns",
-    `${siteWidth(root, d)}px 112px ${SPARK.width + 8}px repeat(${ROW_STATS.length * d.modes.length}, 76px)`,
+    `${siteWidth(root, d)}px 112px ${SPARK.width + 8}px repeat(${d.tableColumns.length * d.modes.length}, 76px)`,
   );
   table.appendChild(tableHeads(d));
   const finite = d.sites.map((_, i) => d.shift(i)).filter((s) => Number.isFinite(s));

@@ -4,6 +4,7 @@
 
 /** @param {{model: any, el: HTMLElement}} ctx */
 function render({ model, el }) {
+  applyColours(el, schemaOf(model));
   const stop = mountComparison(model, el, "");
   el.classList.add("jcnb-ready");
   return stop;

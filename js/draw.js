@@ -3,6 +3,14 @@
 // tooltip per widget. Widgets lay out their own charts and call these to
 // draw them, so all four read alike and follow the host's theme.
 
+/** The schema's data colours, for drawings made before their element is in the page. */
+const dataColours = { series: "#808080", band: "#808080", median: "#808080" };
+
+/** Takes the data colours of the kernel's schema (applyColours in schema.js calls this). @param {Record<string, string>} colours */
+function useDataColours(colours) {
+  Object.assign(dataColours, colours);
+}
+
 /**
  * The widget's colours and fonts, resolved from theme.css at draw time so a
  * theme switch needs only a redraw.
@@ -21,9 +29,11 @@ function themeOf(el) {
     accent: read("--jcnb-accent", "#1976d2"),
     bad: read("--jcnb-bad", "#d32f2f"),
     warn: read("--jcnb-warn", "#e65100"),
-    series: read("--jcnb-series", "#4c8ed9"),
-    band: read("--jcnb-band", "#f58518"),
-    median: read("--jcnb-median", "#e4403c"),
+    // The data colours come from the kernel's schema (schema.js, applyColours),
+    // also for an element not yet in the page, whose style resolves to nothing.
+    series: read("--jcnb-series", dataColours.series),
+    band: read("--jcnb-band", dataColours.band),
+    median: read("--jcnb-median", dataColours.median),
     font: read("--jcnb-font", "sans-serif"),
   };
 }
@@ -367,4 +377,4 @@ function onThemeChange(redraw) {
   return () => observer.disconnect();
 }
 
-export { themeOf, faded, niceTicks, stepTicks, tickText, linearScale, countScale, logScale, plotBox, drawAxes, drawBars, rgbText, colourAt, drawColourBar, keyItem, Tooltip, hoverReadOut, onThemeChange };
+export { themeOf, faded, niceTicks, stepTicks, tickText, linearScale, countScale, logScale, plotBox, drawAxes, drawBars, rgbText, colourAt, drawColourBar, keyItem, Tooltip, hoverReadOut, onThemeChange, useDataColours };

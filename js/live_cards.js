@@ -10,22 +10,19 @@ const VIEW_KEYS = {
   offset: "one histogram per recorded step; later steps in front",
   overlay: "one histogram per recorded step; older steps fainter, the latest solid",
 };
-const TRACES = [
-  { key: "mean", label: "mean" },
-  { key: "std", label: "std" },
-  { key: "zero_pct", label: "zeros %" },
-  { key: "nonfinite", label: "NaN/Inf" },
-];
+// The statistics a card traces: the view's choice; their labels and
+// formats are the schema's.
+const TRACES = ["mean", "std", "zero_pct", "nonfinite"];
 
 /** @typedef {(x: number, y: number) => string | null} ReadOut */
 
 /**
  * A small line of one statistic over steps, with the step markers.
- * @param {HTMLCanvasElement} canvas @param {Series} s @param {StatColumns} stats @param {string} name @param {string} label
+ * @param {HTMLCanvasElement} canvas @param {Series} s @param {StatColumns} stats @param {string} name
  * @param {ReturnType<typeof themeOf>} theme @param {{marked: number | null}} marks
  * @returns {ReadOut} what the pointer reads over the trace
  */
-function drawTrace(canvas, s, stats, name, label, theme, marks) {
+function drawTrace(canvas, s, stats, name, theme, marks) {
   const ctx = sized(canvas, TRACE_W, TRACE_H);
   const values = s.stats.map((r) => stats.statOf(r, name));
   const box = { x: 1, y: 3, w: TRACE_W - 2, h: TRACE_H - 6 };
@@ -52,7 +49,7 @@ function drawTrace(canvas, s, stats, name, label, theme, marks) {
   canvas.dataset.drawn = String(values.length);
   return (px) => {
     const k = nearestIndex(s.steps, x.invert(px));
-    return `${label}\nstep ${s.steps[k]}\nvalue ${fmt(values[k])}`;
+    return `${stats.labelOf(name)}\nstep ${s.steps[k]}\nvalue ${stats.textOf(name, values[k])}`;
   };
 }
 
@@ -66,9 +63,9 @@ function newCard(i, hover) {
   const top = h("div", "jcnb-live-card-head");
   top.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-kind"));
   const traces = h("div", "jcnb-live-traces");
-  for (const t of TRACES) {
+  for (const name of TRACES) {
     const trace = h("div", "jcnb-live-trace");
-    trace.dataset.stat = t.key;
+    trace.dataset.stat = name;
     trace.append(h("div", "jcnb-live-trace-label"), hover("jcnb-live-trace-canvas"));
     traces.append(trace);
   }
@@ -118,19 +115,20 @@ function drawCards(ui, state, stats, meta, found, readOuts) {
     readOuts.set(over, drawn.readOut);
     const last = s.stats[s.stats.length - 1];
     card.querySelectorAll(".jcnb-live-trace").forEach((trace, t) => {
-      const { key: name, label } = TRACES[t];
+      const name = TRACES[t];
       const canvas = /** @type {HTMLCanvasElement} */ (trace.children[1]);
-      trace.children[0].textContent = `${label} ${fmt(stats.statOf(last, name))}`;
-      readOuts.set(canvas, drawTrace(canvas, s, stats, name, label, theme, marks));
+      trace.children[0].textContent = `${stats.labelOf(name)} ${stats.textOf(name, stats.statOf(last, name))}`;
+      readOuts.set(canvas, drawTrace(canvas, s, stats, name, theme, marks));
     });
   });
 }
 
 /**
  * The key of the histogram view in use: what the colours and lines mean.
- * @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {number[]} percentiles @param {FirstNonfinite} found
+ * @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {StatColumns} stats @param {FirstNonfinite} found
  */
-function drawKey(ui, state, percentiles, found) {
+function drawKey(ui, state, stats, found) {
+  const { percentiles, schema } = stats;
   const { root, viewSwitch } = ui;
   const view = state.view;
   const theme = themeOf(root);
@@ -140,7 +138,7 @@ function drawKey(ui, state, percentiles, found) {
     const first = percentiles[0];
     const last = percentiles[percentiles.length - 1];
     items.push(keyItem(theme.band, `${ordinal(first)} / ${ordinal(last)} percentile (min, max)`, "line"));
-    for (const [low, high, alpha] of BANDS) items.push(keyItem(faded(theme.band, alpha + 0.15), `${ordinal(low)}–${ordinal(high)}`));
+    for (const [low, high, alpha] of schema.bands) items.push(keyItem(faded(theme.band, alpha + 0.15), `${ordinal(low)}–${ordinal(high)}`));
     items.push(keyItem(theme.median, "median", "line"));
     items.push(h("span", "jcnb-muted", "x: step · y: value"));
   } else {

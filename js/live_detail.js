@@ -1,9 +1,9 @@
 // LiveView's detail: one step of the selected site, with a slider, a step
-// box, its histogram on a value and a count axis, and its statistics.
+// box, its histogram on a value and a count axis, and its statistics: every
+// statistic of the schema that the rows hold, so one added in Python shows.
 
 const DETAIL_W = 440;
 const DETAIL_H = 170;
-const NUMBERS = [["mean", "mean"], ["std", "std"], ["min", "min"], ["max", "max"], ["zero_pct", "zeros %"], ["nan", "NaN"], ["posinf", "+Inf"], ["neginf", "−Inf"]];
 
 /**
  * Row k's histogram, with a value axis and a count axis.
@@ -28,8 +28,8 @@ function drawStepHistogram(canvas, s, k, stats, theme, log) {
     ctx.fillStyle = theme.bad;
     ctx.font = `12px ${theme.font}`;
     ctx.textAlign = "center";
-    const counts = [["NaN", r[col.nan]], ["+Inf", r[col.posinf]], ["−Inf", r[col.neginf]]].filter(([, c]) => c > 0);
-    ctx.fillText(`no finite values at this step${counts.length ? `: ${counts.map(([n, c]) => `${c} ${n}`).join(", ")}` : ""}`, box.x + box.w / 2, box.y + box.h / 2);
+    const counts = stats.schema.nonfinite.filter((n) => r[col[n.key]] > 0).map((n) => `${stats.schema.text(n.key, r[col[n.key]])} ${n.label}`);
+    ctx.fillText(`no finite values at this step${counts.length ? `: ${counts.join(", ")}` : ""}`, box.x + box.w / 2, box.y + box.h / 2);
   }
   canvas.dataset.drawn = String(s.steps[k]);
   canvas.dataset.xTicks = tickList(xTicks);
@@ -75,8 +75,21 @@ function drawDetail(ui, state, stats, meta, found, readOuts) {
   if (found && found.site === selected) detail.dataset.markedStep = String(found.step);
   else delete detail.dataset.markedStep;
   readOuts.set(stepCanvas, drawStepHistogram(stepCanvas, s, k, stats, themeOf(ui.root), ui.countLog.checked));
-  const r = s.stats[k];
-  ui.numbers.textContent = NUMBERS.map(([name, label]) => `${label} ${fmt(r[stats.col[name]])}`).join(" · ");
+  drawNumbers(ui.numbers, s.stats[k], stats);
+}
+
+/**
+ * One row's statistics, "mean 0.1 · std 1.2 · …", each in a cell named by
+ * its key (`data-key`). A line breaks after a dot, never before one.
+ * @param {HTMLElement} numbers @param {Float32Array} r @param {StatColumns} stats
+ */
+function drawNumbers(numbers, r, stats) {
+  const cells = stats.held.map((st) => {
+    const cell = h("span", "jcnb-live-number", `${st.label} ${stats.schema.text(st.key, r[stats.col[st.key]])}`);
+    cell.dataset.key = st.key;
+    return cell;
+  });
+  numbers.replaceChildren(...cells.flatMap((cell, i) => (i ? ["\u00a0· ", cell] : [cell])));
 }
 
 export { drawDetail };

@@ -8,13 +8,6 @@ const OVER_H = 160;
 // Histograms drawn as lines in the offset and overlay views: more would be
 // a solid block at card size (TensorBoard thins its lines too).
 const MAX_LINES = 40;
-// Percentile bands of the heat view, as TensorBoard's distributions draw
-// them: [low, high] percentile and the band's opacity.
-const BANDS = [
-  [7, 93, 0.16],
-  [16, 84, 0.24],
-  [31, 69, 0.34],
-];
 
 /**
  * @typedef {{marked: number | null, shown: number | null, markedRow: number, shownRow: number}} Marks
@@ -171,13 +164,14 @@ function drawHeat(ctx, s, stats, theme, marks, log) {
 
 /**
  * TensorBoard's distribution bands over the heat view: the shaded
- * percentile ranges, the 0th and 100th as thin lines and the median.
- * Rows with no finite value break the lines.
+ * percentile ranges, the lowest and highest percentile as thin lines and
+ * the median, as the schema sets them. Rows with no finite value break the
+ * lines.
  * @param {CanvasRenderingContext2D} ctx @param {Series} s @param {StatColumns} stats
  * @param {(v: number) => number} x @param {(v: number) => number} y @param {ReturnType<typeof themeOf>} theme
  */
 function drawBands(ctx, s, stats, x, y, theme) {
-  const { pcol, percentiles } = stats;
+  const { pcol, percentiles, schema } = stats;
   const n = s.steps.length;
   const px = (/** @type {number} */ k) => x(s.steps[k]);
   /** Runs of consecutive rows whose columns `cs` are all finite, as [row, x offset] points. @param {number[]} cs */
@@ -195,7 +189,7 @@ function drawBands(ctx, s, stats, x, y, theme) {
     }
     return out;
   };
-  for (const [low, high, alpha] of BANDS) {
+  for (const [low, high, alpha] of schema.bands) {
     const [cl, ch] = [pcol(low), pcol(high)];
     ctx.fillStyle = faded(theme.band, alpha);
     for (const points of runs([cl, ch])) {
@@ -220,7 +214,7 @@ function drawBands(ctx, s, stats, x, y, theme) {
   };
   line(pcol(percentiles[0]), theme.band, 1, [2, 2]);
   line(pcol(percentiles[percentiles.length - 1]), theme.band, 1, [2, 2]);
-  line(pcol(50), theme.median, 1.5, []);
+  line(pcol(schema.median), theme.median, 1.5, []);
 }
 
 /**
@@ -351,4 +345,4 @@ function drawOverlay(ctx, s, stats, theme, marks, log) {
 /** Each histogram view's drawing function, by the view's name. */
 const HISTOGRAM_VIEWS = { heat: drawHeat, offset: drawOffset, overlay: drawOverlay };
 
-export { CARD_W, OVER_H, BANDS, HISTOGRAM_VIEWS, lineStepScale, countTicks, tickList, binText, stepLine };
+export { CARD_W, OVER_H, HISTOGRAM_VIEWS, lineStepScale, countTicks, tickList, binText, stepLine };

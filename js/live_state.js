@@ -37,17 +37,38 @@ function liveState() {
 }
 
 /**
- * Where each statistic sits in a row, and the readers the charts share.
+ * Where each statistic sits in a row, how the schema names and writes it,
+ * and the readers the charts share. "nonfinite" reads as one more
+ * statistic: the NaN and Inf counts added up.
  * @param {string[]} columns the kernel's `_stat_columns`
- * @param {number[]} percentiles the kernel's `_percentiles`
+ * @param {ReturnType<typeof schemaOf>} schema the kernel's `_schema`
  */
-function statColumns(columns, percentiles) {
+function statColumns(columns, schema) {
   /** @type {Record<string, number>} */
   const col = Object.fromEntries(columns.map((name, i) => [name, i]));
   const pcol = (/** @type {number} */ q) => col[`p${q}`];
-  const nonfiniteOf = (/** @type {Float32Array} */ r) => r[col.nan] + r[col.posinf] + r[col.neginf];
+  const nonfiniteOf = (/** @type {Float32Array} */ r) => schema.nonfinite.reduce((sum, n) => sum + r[col[n.key]], 0);
   const statOf = (/** @type {Float32Array} */ r, /** @type {string} */ name) => (name === "nonfinite" ? nonfiniteOf(r) : r[col[name]]);
-  return { col, width: columns.length, percentiles, pcol, nonfiniteOf, statOf };
+  const labelOf = (/** @type {string} */ name) => (name === "nonfinite" ? schema.nonfiniteLabel : schema.label(name));
+  const textOf = (/** @type {string} */ name, /** @type {number} */ x) => (name === "nonfinite" ? statText("count", x) : schema.text(name, x));
+  return {
+    col,
+    width: columns.length,
+    schema,
+    /** The schema's percentiles that the rows hold. */
+    percentiles: schema.percentiles.filter((q) => pcol(q) !== undefined),
+    /**
+     * The statistics a reader is shown, in the schema's order: those the rows
+     * hold that the tables give a column, and the NaN/Inf counts (not the
+     * histogram's range edges).
+     */
+    held: schema.stats.filter((s) => s.key in col && (s.column || schema.nonfinite.some((n) => n.key === s.key))),
+    pcol,
+    nonfiniteOf,
+    statOf,
+    labelOf,
+    textOf,
+  };
 }
 
 /** @typedef {ReturnType<typeof statColumns>} StatColumns */

@@ -7,15 +7,18 @@
 // The view is a LiveState (live_state.js) that only the handlers here
 // change, the elements of live_layout.js, and drawing functions that take
 // both as arguments: live_cards.js and live_histograms.js for the sites,
-// live_scalars.js for the scalars, live_detail.js for one step.
+// live_scalars.js for the scalars, live_detail.js for one step. Labels,
+// formats, bands and colours are the kernel's schema (schema.js).
 
 function render({ model, el }) {
   /** What the pointer reads over each canvas, set when it is drawn. @type {Map<HTMLCanvasElement, (x: number, y: number) => string | null>} */
   const readOuts = new Map();
   const ui = liveLayout(readOuts);
+  const schema = schemaOf(model);
+  applyColours(ui.root, schema);
   el.append(ui.root);
   const state = liveState();
-  const stats = statColumns(model.get("_stat_columns"), model.get("_percentiles"));
+  const stats = statColumns(model.get("_stat_columns"), schema);
   let frame = 0;
 
   const found = () => firstNonfinite(state, model.get("_progress"), stats);
@@ -27,7 +30,7 @@ function render({ model, el }) {
     const first = found();
     drawProgress(ui, state, model.get("_progress"), meta, first);
     drawScalarCards();
-    drawKey(ui, state, stats.percentiles, first);
+    drawKey(ui, state, stats, first);
     drawCards(ui, state, stats, meta, first, readOuts);
     drawDetail(ui, state, stats, meta, first, readOuts);
     ui.root.dataset.ready = "true";

@@ -272,7 +272,7 @@ def test_compare_modes_through_the_panel(model, x):
     # Drawn in the panel from the same traits a CompareView of it has.
     shown = CompareView(panel.comparison)
     assert panel._compare_modes == shown._modes == ["as is", "eval"]
-    for name in ("_sites", "_stats", "_hists", "_ranges", "_shifts", "_bins", "_colours", "_note"):
+    for name in ("_sites", "_stats", "_hists", "_ranges", "_shifts", "_bins", "_colours"):
         assert getattr(panel, f"_compare{name}") == getattr(shown, name), name
     assert panel._compared == f"your compare function on {panel.view_label()}"
     # A function returning the widget is drawn the same.

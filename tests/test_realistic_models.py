@@ -29,8 +29,7 @@ from jaxcapture_nb import (
     compare_modes,
     watch,
 )
-from jaxcapture_nb._schema import compare_columns
-from jaxcapture_nb._stream import STAT_COLUMNS as STREAM_COLUMNS
+from jaxcapture_nb._schema import compare_columns, live_columns
 from jaxcapture_nb._widgets import payload
 
 LAYERS = Config().num_layers
@@ -509,8 +508,8 @@ def test_watch_streams_every_leaf_of_a_jitted_adam_step(tokens):
             w.log(step=step, loss=train_step(model, optimizer, tokens))
     series = {s.label: s for s in w.stream.series.values()}
     assert set(series) == expected_sites(methods=False)
-    finite = [STREAM_COLUMNS.index(c) for c in ("mean", "std", "min", "max")]
-    nonfinite = [STREAM_COLUMNS.index(c) for c in ("nan", "posinf", "neginf")]
+    finite = [live_columns().index(c) for c in ("mean", "std", "min", "max")]
+    nonfinite = [live_columns().index(c) for c in ("nan", "posinf", "neginf")]
     for label, s in series.items():
         # One value per step: the backward pass's recomputation of a
         # rematerialized block sows nothing more.
@@ -518,7 +517,7 @@ def test_watch_streams_every_leaf_of_a_jitted_adam_step(tokens):
         assert np.isfinite(s.stats[: s.size, finite]).all(), label
         assert (s.stats[: s.size, nonfinite] == 0).all(), label
     logits = series["blocks.0.attn.logits"]
-    assert logits.stats[0, STREAM_COLUMNS.index("min")] == pytest.approx(MASK_VALUE)
+    assert logits.stats[0, live_columns().index("min")] == pytest.approx(MASK_VALUE)
     assert w.stream.scalars["loss"].size == 3
 
 
@@ -534,7 +533,7 @@ def test_watch_every_n_gates_the_summaries_inside_remat_and_scan(tokens, scan_la
     assert len(traces) == 1
     once_a_step = [s for s in w.stream.series.values() if s.calls == 7]
     assert len(once_a_step) > 2 * LAYERS  # method outputs too
-    finite = [STREAM_COLUMNS.index(c) for c in ("mean", "std", "min", "max")]
+    finite = [live_columns().index(c) for c in ("mean", "std", "min", "max")]
     for s in once_a_step:
         # Sows inside the scanned, rematerialized blocks follow the step's own gate.
         assert s.steps[: s.size].tolist() == [0, 3, 6], s.label

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -13,10 +14,11 @@ from jaxcapture_nb import (
     CompareView,
     LiveView,
     _schema,
-    _stream,
     capture,
     compare_modes,
     mode_panel,
+    summarize,
+    watch,
 )
 from jaxcapture_nb._stream import Stream
 from jaxcapture_nb._widgets.compare_static import comparison_html
@@ -74,20 +76,50 @@ def test_a_statistic_added_to_the_schema_reaches_every_view(absmax):
     panel = mode_panel(model, inputs=(x,))
     assert "absmax" in panel._compare_stat_columns and panel._schema["stats"][-1]["key"] == "absmax"
     live = LiveView(Stream(bins=8, include=None, every=1, keep_steps=4, grads=False))
-    assert live._schema["stats"][-1]["key"] == "absmax"
+    assert live._schema["stats"][-1]["key"] == "absmax" and "absmax" in live._stat_columns
 
 
 def test_the_schema_travels_as_json():
     schema = _schema.as_json()
     assert json.loads(json.dumps(schema)) == schema
     assert [n["index"] for n in schema["nonfinite"]] == [253, 254, 255]
-    assert schema["colours"]["series"] == "#4c8ed9"  # js/theme.css's --jcnb-series
+    assert schema["colours"]["series"] == _schema.SERIES_COLOUR  # --jcnb-series in every widget
 
 
 def test_the_live_rows_match_the_schema():
-    # The live rows are laid out where they are recorded; both must agree.
-    assert _schema.live_columns() == _stream.STAT_COLUMNS
-    assert _schema.PERCENTILES == _stream.PERCENTILES
+    # A live row: what one step records, then the percentiles; the view
+    # receives the columns of the stream it shows.
+    percentiles = tuple(f"p{q}" for q in _schema.PERCENTILES)
+    assert _schema.live_columns() == (*_schema.LIVE_STAT_KEYS, *percentiles)
+    stream = Stream(bins=8, include=None, every=1, keep_steps=4, grads=False)
+    assert stream.layout.columns == _schema.live_columns() and stream.layout.derived == ()
+    assert LiveView(stream)._stat_columns == list(_schema.live_columns())
+
+
+def test_a_derived_statistic_is_a_column_of_the_live_rows(monkeypatch):
+    made_before = Stream(bins=16, include=None, every=1, keep_steps=4, grads=False)
+    monkeypatch.setattr(_schema, "STATS", (*_schema.STATS, ABSMAX))
+    percentiles = tuple(f"p{q}" for q in _schema.PERCENTILES)
+    columns = (*_schema.LIVE_STAT_KEYS, "absmax", *percentiles)
+    assert _schema.live_columns() == columns
+    # A stream takes the schema's columns as it is made.
+    assert "absmax" not in made_before.layout.columns
+
+    values = jnp.linspace(-3.0, 2.0, 12)
+    stacked = jax.vmap(lambda v: summarize(v, bins=16))(values.reshape(3, 4))
+    with watch(bins=16, display=False) as w:
+        # One summary (rows made in a batch) and a stacked one (pooled on its own).
+        w.update(0, {"one": summarize(values, bins=16), "stacked": stacked})
+    view = LiveView(w.stream)
+    assert view._stat_columns == list(columns)
+    assert [s.label for s in w.stream.series.values()] == ["one", "stacked"]
+    for series in w.stream.series.values():
+        assert series.columns == columns and series.size == 1
+        row = dict(zip(columns, series.stats[0].tolist(), strict=True))
+        assert row["absmax"] == 3.0 and row["min"] == -3.0 and row["p100"] == 2.0
+    view.publish(final=True)
+    rows = np.frombuffer(view._update["stats"], np.float32).reshape(-1, len(columns))
+    assert rows[:, columns.index("absmax")].tolist() == [3.0, 3.0]
 
 
 def test_a_derived_statistic_that_cannot_be_computed_is_nan(monkeypatch):

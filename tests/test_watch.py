@@ -15,7 +15,7 @@ from flax import nnx
 from models import Block, Stack
 
 from jaxcapture_nb import Gradient, JaxCaptureWarning, NonFiniteError, capture, summarize, watch
-from jaxcapture_nb._stream import STAT_COLUMNS, SiteSeries, Stream, row_stats
+from jaxcapture_nb._stream import SiteSeries, Stream, row_stats
 from jaxcapture_nb._summary import packed_summary, unpack_summary
 from jaxcapture_nb._watch import PUBLISH_SECONDS
 
@@ -58,7 +58,7 @@ def setup():
 
 
 def row(series, k, column):
-    return float(series.stats[k, STAT_COLUMNS.index(column)])
+    return float(series.stats[k, series.columns.index(column)])
 
 
 def test_an_unchanged_jitted_step_is_traced_once_and_streams_every_call(setup):

@@ -369,7 +369,6 @@ def check_watch_streams_a_jitted_float64_train_step():
     from flax import nnx
 
     from jaxcapture_nb import watch
-    from jaxcapture_nb._stream import STAT_COLUMNS
     from jaxcapture_nb._widgets.live_view import LiveView
 
     model = float64_mlp()
@@ -403,13 +402,13 @@ def check_watch_streams_a_jitted_float64_train_step():
             assert s.calls == 6 and s.size == 6 // every, (name, every, s.calls, s.size)
             assert (s.hists[: s.size].sum(axis=1) == 16 * 16).all(), name
             stats = s.stats[: s.size]
-            assert np.isfinite(stats[:, [STAT_COLUMNS.index(c) for c in ("mean", "std", "min", "max")]]).all()
+            assert np.isfinite(stats[:, [s.columns.index(c) for c in ("mean", "std", "min", "max")]]).all()
         # The last recorded step against the model as it was then (every=1: step 5).
         if every == 1:
             view = LiveView(w.stream)
             view.publish(final=True)
             update = view._update
-            width = len(STAT_COLUMNS)
+            width = len(view._stat_columns)
             rows = np.frombuffer(update["stats"], np.float32).reshape(-1, width)
             hists = np.frombuffer(update["hists"], np.int32).reshape(-1, BINS)
             assert len(rows) == len(hists) == sum(s.size for s in w.stream.series.values())

@@ -5,6 +5,8 @@ sites, modes and bins, never on the tensors': per site and mode the
 statistics (float64) and the histogram on the site's shared range (int32),
 per site that range (float64), and per site and mode the shift score
 (float64). Only text travels as JSON: site names, types, shapes, mode labels.
+How the statistics are named and written, the mode colours and the note on
+the shift come from the schema every widget receives (``_schema``).
 The drawing lives in js/compare_draw.js, which ModePanel's front end shares:
 :func:`comparison_traits` declares the traits of both, the panel's under a
 prefix, and :func:`comparison_state` gives their values.
@@ -18,7 +20,7 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from jaxcapture_nb._schema import MODE_COLOURS, SHIFT_NOTE, compare_columns
+from jaxcapture_nb._schema import MODE_COLOURS, compare_columns
 from jaxcapture_nb._widgets.compare_static import comparison_html
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.schema_trait import SchemaTrait
@@ -66,7 +68,6 @@ def comparison_traits(prefix: str = "") -> type[t.HasTraits]:
         "_ranges": t.Bytes(),  # float64 [sites, 2]: lo, hi
         "_shifts": t.Bytes(),  # float64 [sites, modes]
         "_bins": t.Int(0),
-        "_note": t.Unicode(SHIFT_NOTE),
     }
     named: dict[str, Any] = {prefix + name: trait.tag(sync=True) for name, trait in traits.items()}
     # The columns as the schema has them when a widget is made, not at import.
@@ -121,10 +122,11 @@ def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[st
 class CompareView(SchemaTrait, comparison_traits(), anywidget.AnyWidget):
     """Sites sorted by how far their distribution moves between modes.
 
-    Each row shows the site's shift, the modes' histograms overlaid, and the
-    mean, std and share of zeros of every mode side by side. Selecting a row
-    shows a large overlaid histogram and every statistic of every mode.
-    Saved notebooks keep the text table and a script-free HTML table.
+    Each row shows the site's shift, the modes' histograms overlaid, and
+    side by side every mode's statistics that the tables give a column
+    (mean, std, min, max, share of zeros). Selecting a row shows a large
+    overlaid histogram and every statistic of every mode. Saved notebooks
+    keep the text table and a script-free HTML table.
 
     Args:
       comparison: the :class:`~jaxcapture_nb.Comparison` to show.

@@ -1,7 +1,8 @@
 """Where the widgets' JS and CSS come from: the wheel, or a source checkout.
 
-Every widget's ES module is ``common.js`` and ``draw.js`` (the shared
-functions and the drawing layer all of them use), then any files a few
+Every widget's ES module is ``common.js``, ``draw.js`` and ``schema.js``
+(the shared functions, the drawing layer and the reader of the schema the
+kernel sends, which all of them use), then any files a few
 widgets share (``compare_draw.js``, the comparison drawn by CompareView and
 ModePanel), then the widget's entry file, each after the files it is made of
 (``_PARTS``), joined here: anywidget loads one module per widget from a
@@ -37,6 +38,7 @@ _HERE = pathlib.Path(__file__).resolve().parent.parent
 # (a file sees only what the files before it export).
 _PARTS: dict[str, tuple[str, ...]] = {
     "compare_draw.js": ("compare_data.js", "compare_table.js", "compare_detail.js"),
+    "mode_panel.js": ("mode_panel_layout.js", "mode_panel_controls.js"),
     "capture_view.js": (
         "capture_data.js",
         "capture_table.js",
@@ -124,7 +126,9 @@ def module(name: str, extra: tuple[str, ...] = ()) -> str:
       True
     """
     files = [
-        part for file in ("common.js", "draw.js", *extra, name) for part in (*_PARTS.get(file, ()), file)
+        part
+        for file in ("common.js", "draw.js", "schema.js", *extra, name)
+        for part in (*_PARTS.get(file, ()), file)
     ]
     return scoped([(part, asset(part).read_text()) for part in files])
 

@@ -15,9 +15,9 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 
+from jaxcapture_nb import _schema
 from jaxcapture_nb._pooling import bands, percentile_column
-from jaxcapture_nb._schema import BAND_COLOUR, MEDIAN, MEDIAN_COLOUR, SERIES_COLOUR
-from jaxcapture_nb._stream import STAT_COLUMNS, SiteSeries, Stream, kind_label
+from jaxcapture_nb._stream import SiteSeries, Stream, kind_label
 
 _MAX_SITES = 12
 _GRID = 48  # value rows of the picture
@@ -54,8 +54,8 @@ def over_steps(series: SiteSeries, grid: int = _GRID) -> tuple[np.ndarray, float
       (image of shape ``(grid, steps)``, lowest value, highest value).
     """
     n = series.size
-    los = series.stats[:n, STAT_COLUMNS.index("lo")].astype(np.float64)
-    his = series.stats[:n, STAT_COLUMNS.index("hi")].astype(np.float64)
+    los = series.stats[:n, series.columns.index("lo")].astype(np.float64)
+    his = series.stats[:n, series.columns.index("hi")].astype(np.float64)
     usable = np.isfinite(los) & np.isfinite(his)  # a step of only NaNs has no range
     lo = float(los[usable].min()) if usable.any() else 0.0
     hi = float(his[usable].max()) if usable.any() else 1.0
@@ -83,7 +83,7 @@ def live_png(stream: Stream) -> bytes:
     figure = Figure(figsize=(3.3 * columns, 2.0 * rows), layout="constrained", dpi=80)
     for k, (label, steps, values) in enumerate(scalar_rows):
         ax = figure.add_subplot(rows, columns, k + 1)
-        ax.plot(steps, values, color=SERIES_COLOUR, lw=1)
+        ax.plot(steps, values, color=_schema.SERIES_COLOUR, lw=1)
         ax.set_title(label, fontsize=8)
         ax.tick_params(labelsize=6)
     for k, (s, (image, lo, hi)) in enumerate(panels, start=len(scalar_rows)):
@@ -98,9 +98,10 @@ def live_png(stream: Stream) -> bytes:
             interpolation="nearest",
         )
         kept = s.stats[: s.size]
-        for low, high, alpha in bands(kept, STAT_COLUMNS):
-            ax.fill_between(steps, low, high, color=BAND_COLOUR, alpha=alpha, lw=0)
-        ax.plot(steps, kept[:, percentile_column(MEDIAN, STAT_COLUMNS)], color=MEDIAN_COLOUR, lw=0.8)
+        for low, high, alpha in bands(kept, s.columns):
+            ax.fill_between(steps, low, high, color=_schema.BAND_COLOUR, alpha=alpha, lw=0)
+        median = kept[:, percentile_column(_schema.MEDIAN, s.columns)]
+        ax.plot(steps, median, color=_schema.MEDIAN_COLOUR, lw=0.8)
         ax.set_title(f"{s.label} ({kind_label(s.kind)})", fontsize=8)
         ax.tick_params(labelsize=6)
     if not count:

@@ -20,7 +20,7 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from jaxcapture_nb._stream import PERCENTILES, STAT_COLUMNS, Stream, flag_name, kind_label
+from jaxcapture_nb._stream import Stream, flag_name, kind_label
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.live_static import live_html, live_text
 from jaxcapture_nb._widgets.schema_trait import SchemaTrait
@@ -36,7 +36,7 @@ def _update_message(seq: int, base: bool, blocks: list, scalar_blocks: list) -> 
 
     Keys: ``seq``, the update's number; ``base``, whether it replaces all
     rows; ``index``, int32 (site, rows to drop, rows to add) per block;
-    ``steps``, float64 per row; ``stats``, float32 STAT_COLUMNS per row;
+    ``steps``, float64 per row; ``stats``, float32 ``_stat_columns`` per row;
     ``hists``, int32 bins per row; ``scalar_index``, as ``index`` for the
     scalars; ``scalar_rows``, float64 (step, value) pairs.
     """
@@ -77,8 +77,7 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
     _sites = t.List(t.Dict()).tag(sync=True)
     _scalar_names = t.List(t.Unicode()).tag(sync=True)
     _bins = t.Int(0).tag(sync=True)
-    _stat_columns = t.List(list(STAT_COLUMNS)).tag(sync=True)
-    _percentiles = t.List(list(PERCENTILES)).tag(sync=True)
+    _stat_columns = t.List(t.Unicode()).tag(sync=True)  # the stream's columns (RowLayout)
     _update = t.Dict().tag(sync=True)  # see _update_message
     _progress = t.Dict().tag(sync=True)
 
@@ -89,7 +88,12 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
         self._sent: dict[Any, int] = {}  # rows of each series already sent
         self._sent_version = -1
         self._publishing = threading.Lock()
-        super().__init__(_bins=stream.bins, _update=_update_message(0, True, [], []), **kwargs)
+        super().__init__(
+            _bins=stream.bins,
+            _stat_columns=list(stream.layout.columns),
+            _update=_update_message(0, True, [], []),
+            **kwargs,
+        )
 
     def publish(self, final: bool = False) -> None:
         """Sends the rows recorded since the last call (all of them for a base update)."""

@@ -9,6 +9,8 @@ import pytest
 from lab import THOUSAND_SITES, open_and_run, wait_for_idle_kernel
 from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, screenshot, set_theme
 
+from jaxcapture_nb import _schema
+
 SETUP = """
 import jax, jax.numpy as jnp
 from flax import nnx
@@ -106,6 +108,18 @@ def test_rows_name_outputs_escape_names_and_hint_before_selection(net):
         ["(root)", "model output = head (output)"],
         ["head", "(output)"],
     ]
+    # The columns: the site's own, then each statistic the schema gives a
+    # column, named as it names them; every head carries its key.
+    heads = page.eval_on_selector_all(
+        ".jcnb-head .jcnb-cell", "cells => cells.map(c => [c.dataset.key, c.textContent])"
+    )
+    stats = [[s.key, s.label] for s in _schema.table_stats()]
+    own = [[key, key] for key in ("path", "name", "call", "shape", "dtype")]
+    assert heads == [*own, *stats, ["nonfinite", "NaN/Inf"], ["hist", "histogram"]]
+    assert ["zero_pct", "zeros %"] in heads
+    # The data colours are the schema's, set on the widget's root.
+    series = page.eval_on_selector(".jcnb-root", "r => getComputedStyle(r).getPropertyValue('--jcnb-series')")
+    assert series.strip() == _schema.SERIES_COLOUR
     same = page.get_attribute(".jcnb-body-row [data-same-as]", "title")
     assert "recorded as __call__" in same and "same values as head (output)" in same
     assert "recorded as conv.__call__" in page.get_attribute(
@@ -127,15 +141,16 @@ def test_rows_name_outputs_escape_names_and_hint_before_selection(net):
 def test_histogram_shows_nonfinite_values_beside_it_with_axes_and_hover(net):
     page = net
     select(page, "masked_logits")
-    # 8 of the 20 logits are -Inf: a bar of their own, a key with the count,
-    # and statistics said to be over the finite values only.
-    assert page.get_attribute("canvas.jcnb-hist", "data-nonfinite") == "-Inf:8"
-    assert "8 -Inf" in page.text_content(".jcnb-nonfinite-key")
+    # 8 of the 20 logits are -Inf: a bar of their own, a key with the count
+    # (named as the schema names it), and statistics said to be over the
+    # finite values only.
+    assert page.get_attribute("canvas.jcnb-hist", "data-nonfinite") == "\u2212Inf:8"
+    assert "8 \u2212Inf" in page.text_content(".jcnb-nonfinite-key")
     assert page.get_attribute(".jcnb-stats-line", "data-finite-only") == "true"
     assert "over the 12 finite values of 20" in page.text_content(".jcnb-stats-line")
     # The NaN/Inf cell says which kinds.
     assert page.get_attribute(f"{row_of(page, 'masked_logits')} .jcnb-nonfinite", "title") == (
-        "0 NaN, 0 +Inf, 8 -Inf"
+        "0 NaN, 0 +Inf, 8 \u2212Inf"
     )
     # Hovering a bin reads out its range and count.
     page.hover("canvas.jcnb-hist", position={"x": 70, "y": 160})
@@ -144,7 +159,7 @@ def test_histogram_shows_nonfinite_values_beside_it_with_axes_and_hover(net):
     width = page.eval_on_selector("canvas.jcnb-hist", "c => c.clientWidth")
     page.hover("canvas.jcnb-hist", position={"x": width - 30, "y": 160})
     page.wait_for_function(
-        "() => document.querySelector('.jcnb-root .jcnb-tooltip').textContent.startsWith('-Inf')"
+        "() => document.querySelector('.jcnb-root .jcnb-tooltip').textContent.startsWith('\u2212Inf')"
     )
     # Log counts: the picture changes, the axis says so.
     before = page.eval_on_selector("canvas.jcnb-hist", HEAT_PIXELS)
@@ -456,3 +471,45 @@ def test_tuple_outputs_show_as_leaf_rows_and_masked_logits_draw_their_mask(open_
     assert colours > 1
     page.eval_on_selector("canvas.jcnb-heat", "c => c.scrollIntoView({block: 'center'})")
     screenshot(page, "capture_view_masked_logits")
+
+
+# A statistic added in Python before the capture: one entry of _schema.STATS.
+ABSMAX = """
+import jax.numpy as jnp
+from flax import nnx
+from jaxcapture_nb import _schema, capture
+
+_schema.STATS = (
+    *_schema.STATS,
+    _schema.Stat(
+        "absmax", "largest |x|", "absmax", column=True,
+        derive=lambda st: max(abs(st["min"]), abs(st["max"])),
+    ),
+)
+
+class Tiny(nnx.Module):
+    def __call__(self, x):
+        self.sow(nnx.Intermediate, "h", x * 3.0)
+        return x
+
+tiny = Tiny()
+with capture(tiny) as cap:
+    tiny(jnp.linspace(-2.0, 1.0, 12))
+cap.show()
+"""
+
+
+def test_a_statistic_added_in_python_is_a_column_with_its_label_and_value(open_notebook):
+    page = open_notebook("capture_absmax.ipynb", [ABSMAX])
+    page.wait_for_selector(
+        ".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000
+    ).scroll_into_view_if_needed()
+    page.wait_for_selector(".jcnb-body-row")
+    head = page.eval_on_selector_all(".jcnb-head span[data-key]", "cs => cs.map(c => c.dataset.key)")
+    stats = [s.key for s in _schema.table_stats()]
+    assert head[head.index("mean") : head.index("mean") + len(stats) + 1] == [*stats, "absmax"]
+    assert page.text_content(".jcnb-head span[data-key=absmax]") == "largest |x|"
+    cells = page.eval_on_selector(".jcnb-body-row", "r => [...r.children].map(c => c.textContent)")
+    assert "6" in cells  # max(|-6|, |3|), written as the text table writes it
+    page.click(".jcnb-head span[data-key=absmax]")  # and it sorts
+    assert page.get_attribute(".jcnb-root", "data-visible-rows") == "1"

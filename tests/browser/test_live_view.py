@@ -333,3 +333,61 @@ def test_a_diverging_run_shows_its_scale_and_opens_at_the_first_nonfinite_step(o
             screenshot(page, name)
     finally:
         set_theme(page, LIGHT)
+
+
+# A statistic derived in Python, a renamed label and other percentile bands:
+# the view takes each from the schema the kernel sends.
+SCHEMA_CHANGED = """
+import jax.numpy as jnp
+from jaxcapture_nb import _schema, summarize, watch
+
+absmax = _schema.Stat(
+    "absmax", "largest |x|", "absmax", column=True, derive=lambda st: max(abs(st["min"]), abs(st["max"]))
+)
+average = _schema.Stat("mean", "average", "mean", column=True)
+_schema.STATS = (*(average if s.key == "mean" else s for s in _schema.STATS), absmax)
+_schema.PERCENTILES = (0, 10, 50, 90, 100)
+_schema.BANDS = ((10, 90, 0.3),)
+with watch(bins=16) as w:
+    for step in range(4):
+        w.update(step, {"values": summarize(jnp.linspace(-3.0 - step, 2.0, 40), bins=16)})
+"""
+
+
+def test_the_view_takes_its_statistics_bands_and_labels_from_the_schema(open_notebook):
+    page = open_notebook("live_view_schema.ipynb", [SCHEMA_CHANGED])
+    page.wait_for_selector(".jcnb-live[data-done=true]", timeout=180_000)
+    over = ".jcnb-live-card[data-site='0'] canvas.jcnb-live-over"
+    page.wait_for_selector(f"{over}[data-drawn='4']")
+    colour = page.evaluate(
+        f"() => getComputedStyle(document.querySelector('{ROOT}')).getPropertyValue('--jcnb-series')"
+    )
+    assert colour.strip() == "#4c8ed9"  # _schema.SERIES_COLOUR
+
+    # The traces keep their statistics and take the schema's labels.
+    labels = page.eval_on_selector_all(".jcnb-live-trace-label", "ls => ls.map(l => l.textContent)")
+    assert labels[0].startswith("average ") and labels[2].startswith("zeros % "), labels
+    key = page.text_content(".jcnb-live-key")
+    assert "10th–90th" in key and "0th / 100th" in key and "7th" not in key, key
+    box = page.locator(over).bounding_box()
+    text = hover_text(page, over, box["width"] * 0.6, box["height"] * 0.5)
+    assert "10th" in text and "90th" in text and "7th" not in text, text
+    page.mouse.move(0, 0)
+
+    # The detail lists every statistic the tables show, the derived one too,
+    # and the NaN/Inf counts, each with its label and as its format writes it
+    # (not the histogram's range edges).
+    page.click(".jcnb-live-card[data-site='0']")
+    page.wait_for_selector(".jcnb-live-detail:not([hidden])")
+    cells = page.eval_on_selector_all(
+        ".jcnb-live-numbers [data-key]", "cs => cs.map(c => [c.dataset.key, c.textContent])"
+    )
+    keys = [k for k, _ in cells]
+    assert keys == ["mean", "std", "min", "max", "zero_pct", "nan", "posinf", "neginf", "absmax"]
+    shown = dict(cells)
+    assert shown["absmax"] == "largest |x| 6" and shown["min"] == "min -6", shown
+    assert shown["mean"].startswith("average ") and shown["zero_pct"] == "zeros % 0.0", shown
+    assert shown["nan"] == "NaN 0", shown
+    page.mouse.move(0, 0)
+    page.locator(".jcnb-live-detail").scroll_into_view_if_needed()
+    screenshot(page, "live_view_schema_detail")

@@ -183,6 +183,28 @@ def test_toggles_change_the_kernels_view_and_the_panel_draws_its_comparison(open
     assert page.get_attribute(ROOT, "data-stale") == "false"
 
 
+def test_a_text_field_sends_its_value_on_enter_and_the_clear_button_unsets_it(open_notebook):
+    page = open_notebook("modes_text.ipynb", [SETUP, PANEL])
+    page.wait_for_selector(ROOT, timeout=180_000).scroll_into_view_if_needed()
+    where = "[data-class='MultiHeadAttention'][data-option='batch_size']"
+    field = f"input.jcnb-modes-text{where}"
+    before = revision(page)
+    page.fill(field, "(2, 3)")
+    page.press(field, "Enter")
+    page.wait_for_function(
+        f"() => Number(document.querySelector('{ROOT}').dataset.revision) > {before}", timeout=30_000
+    )
+    settings = "print(panel.settings.get('MultiHeadAttention'))"
+    assert run_in_kernel(page, settings).strip() == "{'batch_size': (2, 3)}"
+    state = f"{ROOT} .jcnb-modes-card[data-class='MultiHeadAttention'] .jcnb-modes-set"
+    assert page.text_content(state) == "(2, 3) · set"
+    assert page.input_value(field) == "2,3"
+
+    toggle_and_wait(page, f"button.jcnb-modes-clear{where}")
+    assert run_in_kernel(page, settings).strip() == "None"
+    assert page.input_value(field) == "" and page.locator(state).count() == 0
+
+
 def test_the_saved_panel_reads_left_aligned_and_both_widgets_read_in_light_and_dark(open_notebook):
     page = open_notebook("modes_themes.ipynb", [SETUP, PANEL, STATIC, COMPARISON])
     static = page.wait_for_selector(".jp-RenderedHTMLCommon .jcnb-modes-static", timeout=180_000)
@@ -226,3 +248,72 @@ def test_the_saved_panel_reads_left_aligned_and_both_widgets_read_in_light_and_d
             screenshot(page, f"compare_view_beside_panel_{name}")
     finally:
         set_theme(page, LIGHT)
+
+
+# A statistic added in Python, before the widgets are made.
+ABSMAX = """
+from jaxcapture_nb import _schema
+
+_schema.STATS = (
+    *_schema.STATS,
+    _schema.Stat(
+        "absmax", "largest |x|", "absmax", column=True, compact=True,
+        derive=lambda st: max(abs(st["min"]), abs(st["max"])),
+    ),
+)
+comparison = compare_modes(model, x)
+comparison.show()
+"""
+
+
+def head_cells(page, where: str) -> list[list[str]]:
+    """[statistic key, mode, text] of every statistic's column head of a comparison table."""
+    return page.eval_on_selector_all(
+        f"{where} .jcnb-cmp-head [data-key]",
+        "cells => cells.map(c => [c.dataset.key, c.dataset.mode, c.textContent])",
+    )
+
+
+def test_a_statistic_added_in_python_is_a_column_of_both_comparison_tables(open_notebook):
+    page = open_notebook("modes_absmax.ipynb", [SETUP, ABSMAX, PANEL])
+    page.wait_for_selector(ALONE, timeout=180_000)
+    columns = run_in_kernel(
+        page, "for s in _schema.table_stats():\n    if s.compact: print(s.key, s.label, sep='=')"
+    )
+    columns = [column.split("=", 1) for column in columns.splitlines()]
+    assert columns[-1] == ["absmax", "largest |x|"] and ["zero_pct", "zeros %"] in columns
+    expected = [[key, str(mode), label] for mode in range(2) for key, label in columns]
+    assert head_cells(page, ALONE) == expected
+
+    # Each mode's value, written as the text table writes it.
+    row = f"{ALONE} .jcnb-cmp-body[data-site='dropout.__call__']"
+    shown = page.eval_on_selector_all(f"{row} [data-key=absmax]", "cells => cells.map(c => c.textContent)")
+    kernel = run_in_kernel(
+        page,
+        "k = _schema.compare_columns().index('absmax')\n"
+        "site = next(s for s in comparison.sites if s.site == 'dropout.__call__')\n"
+        "print(*(_schema.number_text(v) for v in site.stats[:, k]))",
+    )
+    assert shown == kernel.split()
+    page.click(row)
+    detail = f"{ALONE} .jcnb-cmp-stats tr[data-stat=absmax] td"
+    page.wait_for_selector(detail)
+    texts = page.eval_on_selector_all(detail, "cells => cells.map(c => c.textContent)")
+    assert texts == ["largest |x|", *shown]
+
+    # The schema's colours are set on the widget, for its drawings to read.
+    colours = page.eval_on_selector(
+        ALONE,
+        """el => [getComputedStyle(el).getPropertyValue('--jcnb-series').trim(),
+                  ...[...el.querySelectorAll('.jcnb-cmp-legend .jcnb-cmp-mode')].map(
+                      m => m.style.getPropertyValue('--jcnb-mode'))]""",
+    )
+    kernel = run_in_kernel(page, "print(_schema.SERIES_COLOUR, *_schema.MODE_COLOURS[:2])")
+    assert colours == kernel.split()
+
+    # The panel's comparison has the column too.
+    page.wait_for_selector(ROOT, timeout=180_000).scroll_into_view_if_needed()
+    compare_and_wait(page, 2)
+    assert head_cells(page, IN_PANEL) == expected
+    series = "el => getComputedStyle(el).getPropertyValue('--jcnb-series').trim()"
+    assert page.eval_on_selector(ROOT, series) == colours[0]
