@@ -15,8 +15,10 @@ Example:
 from jaxcapture_nb._backends.flax_internals import FlaxCompatibilityError
 from jaxcapture_nb._capture import Capture, capture, capture_grads
 from jaxcapture_nb._compare import Comparison, SiteComparison, compare_modes
+from jaxcapture_nb._compare_runs import compare_runs
 from jaxcapture_nb._modes import ModeError, ModuleOptions, ViewOption, view_options, with_mode
 from jaxcapture_nb._records import Gradient, Record
+from jaxcapture_nb._runs import open_run
 from jaxcapture_nb._stream import NonFiniteError
 from jaxcapture_nb._summary import Summary, summarize
 from jaxcapture_nb._warnings import JaxCaptureWarning
@@ -82,7 +84,9 @@ __all__ = [
     "capture",
     "capture_grads",
     "compare_modes",
+    "compare_runs",
     "mode_panel",
+    "open_run",
     "summarize",
     "view_options",
     "watch",

@@ -28,16 +28,20 @@ In a ``jax.distributed`` run every process runs the same watch and records
 the same rows: the rows are summaries of the global arrays, the background
 thread only fetches them (it never starts device work, which every process
 would have to start in the same order), and callbacks reach every process
-(see ``_hosts.host_callback``). Only process 0 shows the view.
+(see ``_hosts.host_callback``). Only process 0 shows the view, and only
+process 0 writes the TensorBoard log of ``log_dir=`` (see ``_tensorboard``),
+which gets each row as it is recorded, on the thread that fetched it.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
 from typing import Any
 
+import jax
 from flax import nnx
 
 from jaxcapture_nb._backends.nnx import NnxCapture
@@ -45,6 +49,7 @@ from jaxcapture_nb._hosts import should_display
 from jaxcapture_nb._recorder import Include, warn_if_nothing_perturbed
 from jaxcapture_nb._stream import NonFiniteError, Stream
 from jaxcapture_nb._summary import DEFAULT_BINS
+from jaxcapture_nb._tensorboard import LogWriter, require
 
 # The view's refresh period: at most ten updates a second.
 PUBLISH_SECONDS = 0.1
@@ -100,6 +105,7 @@ class Watch:
         total: int | None,
         display: bool | None,
         publish: str = "auto",
+        log_dir: str | os.PathLike[str] | None = None,
     ):
         if model is not None and not isinstance(model, nnx.Module):
             raise TypeError(
@@ -115,6 +121,10 @@ class Watch:
         self.stop_on_nonfinite = stop_on_nonfinite
         self._display = display
         self.publish_from = publishing_thread(publish)
+        if log_dir is not None:
+            require()  # on every process, which all run the same code
+        self.log_dir = log_dir
+        self._log: LogWriter | None = None
         self._published_at = -float("inf")
         self.stream = Stream(bins=bins, include=include, every=every, keep_steps=keep_steps, grads=grads)
         self.view: Any = None
@@ -135,6 +145,9 @@ class Watch:
 
             self._handle = display(self.view, display_id=True)
             self._saved_at = time.perf_counter()
+        if self.log_dir is not None and jax.process_index() == 0:
+            self._log = LogWriter(self.log_dir)
+            self.stream.on_row.append(self._log.add_row)
         if self.model is not None:
             self._backend = NnxCapture(self.model, (nnx.Intermediate,), self.stream, methods=self.methods)
             self._backend.install()
@@ -233,6 +246,8 @@ class Watch:
             else:
                 self.stream.after_call.remove(self._publish_from_loop)
             self.stream.settle()
+            if self._log is not None:
+                self._log.close()
             self.view.publish(final=True)
             if self._handle is not None:
                 self._handle.update(self.view)  # the saved output gets the final picture
@@ -261,6 +276,7 @@ def watch(
     total: int | None = None,
     display: bool | None = None,
     publish: str = "auto",
+    log_dir: str | os.PathLike[str] | None = None,
 ) -> Watch:
     """Shows a live view of what ``model`` sows while a training loop runs.
 
@@ -310,9 +326,20 @@ def watch(
         at ``w.log``/``w.update`` and after each watched call, for hosts
         that do not show updates sent from other threads; or ``"auto"``
         (the default): ``"loop"`` in Google Colab, ``"thread"`` elsewhere.
+      log_dir: also write the run to TensorBoard event files in this
+        directory while it runs (``tensorboard --logdir`` reads them, and
+        :func:`~jaxcapture_nb.open_run` opens them again): every recorded
+        histogram with its exact edges and counts, the statistics and the
+        ``w.log`` scalars, at their steps, thinned by ``every`` as the view
+        is. A thread of its own writes them and flushes every two seconds;
+        only process 0 of a ``jax.distributed`` run writes. Needs
+        ``pip install "jaxcapture_nb[tensorboard]"``.
 
     Returns:
       A :class:`Watch`; ``w.view`` is the widget, ``w.stream`` the history.
+
+    Raises:
+      ImportError: ``log_dir`` was given and tensorboardX is not installed.
     """
     return Watch(
         model,
@@ -326,4 +353,5 @@ def watch(
         total=total,
         display=display,
         publish=publish,
+        log_dir=log_dir,
     )

@@ -30,6 +30,10 @@ def test_the_wheel_ships_the_widget_front_end(tmp_path):
         shipped = zipfile.ZipFile(wheel).read(f"jaxcapture_nb/static/{name}")
         assert shipped == (ROOT / "js" / name).read_bytes()
     assert not any(n.endswith(".map") or "node_modules" in n for n in names)
+    # The Jupyter server extension that saves each view's picture is enabled by the install itself.
+    (config,) = [n for n in names if n.endswith("etc/jupyter/jupyter_server_config.d/jaxcapture_nb.json")]
+    enabled = json.loads(zipfile.ZipFile(wheel).read(config))["ServerApp"]["jpserver_extensions"]
+    assert enabled == {"jaxcapture_nb._server_extension": True}
 
 
 def test_the_front_end_needs_nothing_a_host_may_lack():

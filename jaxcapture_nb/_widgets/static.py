@@ -22,6 +22,7 @@ import numpy as np
 from jaxcapture_nb import _pooling
 from jaxcapture_nb._records import HEAD_COLUMNS, Record, row_cells, site_label, table_columns
 from jaxcapture_nb._schema import SERIES_COLOUR
+from jaxcapture_nb._server_extension import saved_view_metadata
 
 # The sparkline: drawn on a grid one unit per bin and _SPARK_H units tall,
 # stretched to _SPARK_W x _SPARK_H pixels.
@@ -32,13 +33,18 @@ _FIRST_STAT = len(HEAD_COLUMNS)
 
 
 def with_fallback(bundle: tuple[dict, dict] | None, text: str, html_text: str) -> tuple[dict, dict] | None:
-    """A widget's mime bundle, carrying what a notebook shows without a kernel."""
+    """A widget's mime bundle, carrying what a notebook shows without a kernel.
+
+    Its metadata marks the HTML as the view's saved picture, which Jupyter
+    keeps in place of the widget when it saves the notebook (see
+    :mod:`jaxcapture_nb._server_extension`).
+    """
     if bundle is None:
         return None
     data, metadata = bundle
     data["text/plain"] = text
     data["text/html"] = html_text
-    return data, metadata
+    return data, {**metadata, **saved_view_metadata()}
 
 
 def bar_heights(hist: np.ndarray, height: int = _SPARK_H) -> list[int]:

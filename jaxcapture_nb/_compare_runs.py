@@ -1,0 +1,205 @@
+"""compare_runs(): two or more training runs at one step, site by site, as compare_modes compares modes.
+
+A run is what ``watch()`` recorded (a :class:`~jaxcapture_nb.Watch`, its
+:class:`~jaxcapture_nb.LiveView`, or its stream), live or opened from a saved
+log with :func:`~jaxcapture_nb.open_run`. Each site's row at the step is
+taken from every run, their histograms are put on one shared range, and the
+site's shift is the earth mover's distance between them in pooled standard
+deviations: the same measure, result and widget as
+:func:`~jaxcapture_nb.compare_modes`, with the runs in place of the modes.
+
+A live row keeps a histogram of ``bins`` equal bins over its own range, not
+the values, so the shared histograms spread each bin's count over the
+shared bins it overlaps, as if its values lay evenly across it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from jaxcapture_nb._compare import Comparison, SiteComparison, _shift_scores
+from jaxcapture_nb._schema import compare_columns
+from jaxcapture_nb._stream import SiteSeries, Stream
+
+Run = Any  # a Watch, a LiveView or a Stream
+
+
+def stream_of(run: Run) -> Stream:
+    """The :class:`Stream` behind a run.
+
+    Raises:
+      TypeError: ``run`` is not a watch, a live view or a stream.
+    """
+    stream = getattr(run, "stream", run)
+    if not isinstance(stream, Stream):
+        raise TypeError(
+            f"compare_runs() compares runs that watch() recorded or open_run() opened, got "
+            f"{type(run).__name__}; pass the Watch, its view (w.view), or open_run(path)"
+        )
+    return stream
+
+
+def rebinned(
+    hist: np.ndarray, lo: float, hi: float, shared_lo: float, shared_hi: float, bins: int
+) -> np.ndarray:
+    """``hist``'s counts over ``[lo, hi]`` spread onto ``bins`` equal bins over the shared range.
+
+    Each bin's count goes to the shared bins it overlaps, in proportion to
+    the overlap; a bin of no width (a constant) goes to the bin it lies in.
+
+    Example:
+      >>> rebinned(np.array([4, 8]), 0.0, 2.0, 0.0, 4.0, 4).tolist()
+      [4.0, 8.0, 0.0, 0.0]
+      >>> rebinned(np.array([4]), 1.0, 2.0, 0.0, 2.0, 4).tolist()
+      [0.0, 0.0, 2.0, 2.0]
+    """
+    counts = np.asarray(hist, np.float64)
+    shared = np.linspace(shared_lo, shared_hi, bins + 1)
+    if hi <= lo:
+        out = np.zeros(bins)
+        out[int(np.clip(np.searchsorted(shared, lo, side="right") - 1, 0, bins - 1))] = counts.sum()
+        return out
+    edges = np.linspace(lo, hi, len(counts) + 1)
+    # The length of each source bin inside each shared bin, as a share of the source bin.
+    overlap = np.minimum(edges[1:, None], shared[None, 1:]) - np.maximum(edges[:-1, None], shared[None, :-1])
+    share = np.clip(overlap, 0.0, None) / (edges[1:] - edges[:-1])[:, None]
+    return counts @ share
+
+
+def whole_counts(counts: np.ndarray) -> np.ndarray:
+    """Spread counts rounded to whole numbers with their total kept (largest remainders round up).
+
+    Example:
+      >>> whole_counts(np.array([[1.5, 1.5, 1.0], [0.2, 0.3, 0.5]])).tolist()
+      [[2, 1, 1], [0, 0, 1]]
+    """
+    counts = np.asarray(counts, np.float64)
+    whole = np.floor(counts)
+    missing = np.rint(counts.sum(-1) - whole.sum(-1)).astype(int)
+    # Stable: of equal remainders, the first bins round up.
+    order = np.argsort(-(counts - whole), axis=-1, kind="stable")
+    for row, (n, ranked) in enumerate(zip(missing, order, strict=True)):
+        whole[row, ranked[:n]] += 1
+    return whole.astype(np.int32)
+
+
+def _row_at(series: SiteSeries, step: int) -> int | None:
+    """The index of the series' latest row at or before ``step`` (None if it has none)."""
+    steps = series.steps[: series.size]
+    k = int(np.searchsorted(steps, step, side="right")) - 1
+    return k if k >= 0 else None
+
+
+def _labelled(runs: Sequence[Run] | Mapping[str, Run]) -> dict[str, Stream]:
+    if isinstance(runs, Mapping):
+        labelled = {str(name): stream_of(run) for name, run in runs.items()}
+    else:
+        labelled = {f"run {k + 1}": stream_of(run) for k, run in enumerate(runs)}
+    if len(labelled) < 2:
+        raise ValueError(f"compare_runs() needs two runs or more, got {len(labelled)}")
+    return labelled
+
+
+def last_shared_step(streams: Sequence[Stream]) -> int:
+    """The last step every run recorded some site at.
+
+    Raises:
+      ValueError: a run has recorded no step yet.
+    """
+    lasts = []
+    for stream in streams:
+        with stream.lock:
+            steps = [int(s.steps[s.size - 1]) for s in stream.series.values() if s.size]
+        if not steps:
+            raise ValueError("a run has recorded no step yet: compare once every run has recorded one")
+        lasts.append(max(steps))
+    return min(lasts)
+
+
+def compare_runs(
+    runs: Sequence[Run] | Mapping[str, Run], *, step: int | None = None, bins: int | None = None
+) -> Comparison:
+    """Compares two or more runs at one step, site by site; displays as a :class:`CompareView`.
+
+    ::
+
+        slow = open_run("runs/lr-1e-3")
+        fast = open_run("runs/lr-1e-2")
+        compare_runs({"lr 1e-3": slow, "lr 1e-2": fast}, step=200)   # sites, largest shift first
+
+    Args:
+      runs: the runs, by name (a dict) or in order (named ``run 1``,
+        ``run 2``, ...): each a :class:`~jaxcapture_nb.Watch`, a
+        :class:`~jaxcapture_nb.LiveView` or its stream. The first is the
+        reference the shifts are measured from.
+      step: the step to compare at: each site's latest recorded row at or
+        before it (with ``every`` or thinning, the rows of the runs may be
+        a few steps apart). By default, the last step every run recorded.
+      bins: the shared histograms' bins; by default the first run's.
+
+    Returns:
+      A :class:`~jaxcapture_nb.Comparison` whose modes are the runs, its
+      sites sorted by shift, largest first; ``settings`` holds the step of
+      each run's rows.
+
+    Raises:
+      TypeError: a run is not one ``watch()`` recorded or ``open_run()`` opened.
+      ValueError: fewer than two runs, or a run with no recorded step.
+    """
+    labelled = _labelled(runs)
+    names, streams = list(labelled), list(labelled.values())
+    for stream in streams:
+        stream.settle()
+    step = last_shared_step(streams) if step is None else int(step)
+    bins = bins or streams[0].bins
+    keys: dict[Any, None] = {}
+    for stream in streams:
+        keys.update(dict.fromkeys(stream.series))
+    sites = [_compare_site(key, [stream.series.get(key) for stream in streams], step, bins) for key in keys]
+    sites.sort(key=lambda s: (math.isnan(s.shift), -s.shift if not math.isnan(s.shift) else 0.0))
+    settings = {name: f"step {step}" for name in names}
+    return Comparison(names, settings, sites, captures={}, outputs={}, bins=bins)
+
+
+def _compare_site(key: Any, found: list[SiteSeries | None], step: int, bins: int) -> SiteComparison:
+    """One site's rows at ``step`` in every run, on a shared range."""
+    columns = compare_columns()
+    rows = [None if s is None else _row_at(s, step) for s in found]
+    stats = np.full((len(found), len(columns)), math.nan)
+    ranges = []
+    for m, (series, k) in enumerate(zip(found, rows, strict=True)):
+        if series is None or k is None:
+            continue
+        row = dict(zip(series.columns, series.stats[k].astype(np.float64), strict=True))
+        stats[m] = [row.get(c, math.nan) for c in columns]
+        if series.hists[k].sum() > 0:
+            ranges.append((row["lo"], row["hi"]))
+    some = next(s for s in found if s is not None)
+    hists = np.zeros((len(found), bins))
+    lo, hi = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0.0, 0.0)
+    for m, (series, k) in enumerate(zip(found, rows, strict=True)):
+        if series is not None and k is not None and ranges:
+            row = dict(zip(series.columns, series.stats[k].astype(np.float64), strict=True))
+            hists[m] = rebinned(series.hists[k], row["lo"], row["hi"], lo, hi, bins)
+    reached = [series is not None and k is not None for series, k in zip(found, rows, strict=True)]
+    if all(reached) and len(ranges) == len(found):
+        mean, std = columns.index("mean"), columns.index("std")
+        shifts = _shift_scores(hists, lo, hi, stats[:, std], stats[:, mean])
+    else:
+        shifts = np.full(len(found), math.nan)
+    return SiteComparison(
+        site=some.label,
+        label=some.label,
+        var_type=some.kind,
+        # A run read from a log has no shapes: an empty one still marks the site as reached.
+        shapes=[(series.shape or ()) if r else None for series, r in zip(found, reached, strict=True)],
+        stats=stats,
+        lo=float(lo),
+        hi=float(hi),
+        hists=whole_counts(hists),
+        shifts=shifts,
+    )

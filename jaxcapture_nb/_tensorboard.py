@@ -1,0 +1,242 @@
+"""TensorBoard event files of a watched run: what ``watch(log_dir=...)`` writes.
+
+Each row a :class:`~jaxcapture_nb._stream.Stream` records becomes values of
+a TensorBoard event at the row's step, written by a thread of this module's
+own, so neither the training loop nor the thread that publishes the view
+waits for a file:
+
+- a site's histogram, under the site's name (``blocks.0.residual``; a value
+  and its gradient, which share a path, as ``h (activation)`` and
+  ``h (gradient)``), with its exact edges and counts: ``bins`` equal buckets
+  between the row's ``lo`` and ``hi``, which are the histogram's ``min`` and
+  ``max``. In TensorBoard's format a bucket holds the values up to its
+  limit, so an empty bucket ending at ``lo`` comes first, as tensorboardX
+  writes one too. NaN and infinite values are in no bucket;
+- the site's statistics as scalars, ``<site>/mean``, ``<site>/std``,
+  ``<site>/min``, ``<site>/max``, ``<site>/zero_pct``, ``<site>/nan``,
+  ``<site>/posinf``, ``<site>/neginf`` (the keys of
+  :data:`~jaxcapture_nb._schema.STATS`);
+- every ``w.log`` scalar under its own name.
+
+All the values of one step that arrive together go in one event: a step of
+a model with hundreds of sites is one record to serialize, checksum and
+write, where one event per value (``SummaryWriter.add_histogram_raw``,
+``add_scalar``) would be hundreds. The file is flushed every
+:data:`FLUSH_SECONDS`, so a process that is killed loses at most the last
+few seconds.
+
+The format comes from tensorboardX (its ``FileWriter`` and protocol
+buffers), installed with ``pip install "jaxcapture_nb[tensorboard]"``; the
+package imports without it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import queue
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from jaxcapture_nb import _schema
+from jaxcapture_nb._stream import KIND_LABELS, SiteSeries, flag_name
+from jaxcapture_nb._warnings import warn
+
+# The longest a recorded row waits in memory before it is on disk.
+FLUSH_SECONDS = 2
+
+INSTALL_HINT = 'pip install "jaxcapture_nb[tensorboard]"'
+
+# The row's range edges are the histogram's own; the percentiles TensorBoard
+# computes from it.
+_NOT_SCALARS = ("lo", "hi")
+
+# Tells the writing thread that no row comes after it; a threading.Event
+# queued by flush() asks it to flush and set the event.
+_CLOSE = object()
+
+
+def require(module: str = "tensorboardX") -> Any:
+    """Imports ``module`` (tensorboardX or tensorboard), or says how to install it.
+
+    Raises:
+      ImportError: the module is not installed; the message names the extra.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(
+            f"TensorBoard logs need {module}, which is not installed; install it with {INSTALL_HINT}"
+        ) from error
+
+
+def site_tag(series: SiteSeries) -> str:
+    """The tag of a site's histogram: its label, and what it is when not the value itself.
+
+    Example:
+      >>> site_tag(SiteSeries("blocks.0.h", "Gradient", 4, 2))
+      'blocks.0.h (gradient)'
+    """
+    return flag_name(series)
+
+
+def parse_site_tag(tag: str) -> tuple[str, str]:
+    """The label and kind of the site a histogram tag names (see :func:`site_tag`).
+
+    A tag without a kind's suffix, as other tools write them, is a sowed value.
+
+    Example:
+      >>> parse_site_tag("blocks.0.h (gradient)"), parse_site_tag("layer1/weights")
+      (('blocks.0.h', 'Gradient'), ('layer1/weights', 'Intermediate'))
+    """
+    for kind, word in KIND_LABELS.items():
+        suffix = f" ({word})"
+        if tag.endswith(suffix):
+            return tag[: -len(suffix)], kind
+    return tag, "Intermediate"
+
+
+def stat_keys(columns: tuple[str, ...]) -> list[str]:
+    """The statistics of a row with ``columns`` that are written as scalars, in schema order.
+
+    Example:
+      >>> stat_keys(("mean", "std", "min", "max", "zero_pct", "nan", "posinf", "neginf", "lo", "hi", "p0"))
+      ['mean', 'std', 'min', 'max', 'zero_pct', 'nan', 'posinf', 'neginf']
+    """
+    return [s.key for s in _schema.STATS if s.key in columns and s.key not in _NOT_SCALARS]
+
+
+def histogram_edges(lo: float, hi: float, bins: int) -> np.ndarray:
+    """The ``bins + 1`` edges of ``bins`` equal buckets from ``lo`` to ``hi``, in float64.
+
+    Example:
+      >>> histogram_edges(-1.0, 1.0, 4).tolist()
+      [-1.0, -0.5, 0.0, 0.5, 1.0]
+    """
+    lo, hi = float(lo), float(hi)  # a float32 range would round its width
+    return lo + (hi - lo) * np.linspace(0.0, 1.0, bins + 1)
+
+
+class LogWriter:
+    """Writes the rows a :class:`Stream` records to TensorBoard event files in ``log_dir``.
+
+    Add :meth:`add_row` to the stream's ``on_row`` listeners; it only queues
+    the row. A thread of the writer's own builds the events and hands them
+    to tensorboardX's ``FileWriter``, whose thread writes them and flushes
+    the file every :data:`FLUSH_SECONDS`.
+
+    Args:
+      log_dir: the run's directory, made if missing; each writer adds an
+        event file to it, as tensorboardX's writers do.
+
+    Raises:
+      ImportError: tensorboardX is not installed.
+    """
+
+    def __init__(self, log_dir: str | os.PathLike[str]):
+        tensorboardx = require()
+        from tensorboardX.proto.summary_pb2 import HistogramProto, Summary
+
+        self._summary, self._histogram = Summary, HistogramProto
+        self.log_dir = os.fspath(log_dir)
+        # Each event holds a whole step, so a short queue is many steps.
+        self._file = tensorboardx.FileWriter(self.log_dir, max_queue=64, flush_secs=FLUSH_SECONDS)
+        self._rows: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._error: Exception | None = None  # what stopped the writing, if anything did
+        self._thread = threading.Thread(target=self._write_rows, name="jaxcapture-tensorboard", daemon=True)
+        self._thread.start()
+
+    def add_row(self, series: SiteSeries, step: int, stats: np.ndarray, hist: np.ndarray) -> None:
+        """Queues a recorded row (a ``Stream.on_row`` listener); copies what it keeps."""
+        self._rows.put((series, step, stats.copy(), hist.copy(), time.time()))
+
+    def flush(self) -> None:
+        """Waits until every row queued so far is handed to the file, and flushes it."""
+        done = threading.Event()
+        self._rows.put(done)
+        done.wait()
+
+    def close(self) -> None:
+        """Writes every queued row, flushes and closes the file.
+
+        A failure to write (a full disk, say) warns here rather than raise:
+        the training it recorded went well.
+        """
+        self._rows.put(_CLOSE)
+        self._thread.join()
+        self._file.close()
+        if self._error is not None:
+            warn(f"the TensorBoard log in {self.log_dir} stopped early: {self._error!r}")
+
+    def _write_rows(self) -> None:
+        """Writes what is queued, a step per event, until :meth:`close`."""
+        while True:
+            items = [self._rows.get()]
+            while True:
+                try:
+                    items.append(self._rows.get_nowait())
+                except queue.Empty:
+                    break
+            rows = []
+            for item in items:
+                if isinstance(item, tuple):
+                    rows.append(item)
+                    continue
+                self._write_safely(rows)
+                rows = []
+                if item is _CLOSE:
+                    return
+                self._file.flush()
+                item.set()  # what flush() waits for
+            self._write_safely(rows)
+
+    def _write_safely(self, rows: list[tuple[SiteSeries, int, np.ndarray, np.ndarray, float]]) -> None:
+        """Writes rows, or after a failure drops them: :meth:`close` reports it."""
+        if self._error is None and rows:
+            try:
+                self._write(rows)
+            except Exception as error:
+                self._error = error
+
+    def _write(self, rows: list[tuple[SiteSeries, int, np.ndarray, np.ndarray, float]]) -> None:
+        """Writes rows in the order they came, one event per run of rows of the same step.
+
+        A stream records a step's rows one after another, so each run is
+        a step; keeping the order keeps every tag's steps in order.
+        """
+        events: list[tuple[int, float, list[Any]]] = []
+        for series, step, stats, hist, walltime in rows:
+            if not events or events[-1][0] != step:
+                events.append((step, walltime, []))
+            events[-1][2].extend(self._values(series, stats, hist))
+        for step, walltime, values in events:
+            self._file.add_summary(self._summary(value=values), global_step=step, walltime=walltime)
+
+    def _values(self, series: SiteSeries, stats: np.ndarray, hist: np.ndarray) -> list[Any]:
+        """The summary values of one row: a scalar, or a histogram and its statistics."""
+        Value = self._summary.Value
+        row = dict(zip(series.columns, stats.tolist(), strict=True))
+        if series.kind == "scalar":
+            return [Value(tag=series.label, simple_value=row["mean"])]
+        tag = site_tag(series)
+        lo, hi = row["lo"], row["hi"]
+        num = float(hist.sum())
+        mean, std = row["mean"], row["std"]
+        finite = num > 0 and math.isfinite(mean) and math.isfinite(std)
+        histogram = self._histogram(
+            min=lo,
+            max=hi,
+            num=num,
+            sum=mean * num if finite else 0.0,
+            sum_squares=(std * std + mean * mean) * num if finite else 0.0,
+            bucket_limit=histogram_edges(lo, hi, len(hist)).tolist(),
+            bucket=[0.0, *hist.tolist()],
+        )
+        values = [Value(tag=tag, histo=histogram)]
+        values += [Value(tag=f"{tag}/{key}", simple_value=row[key]) for key in stat_keys(series.columns)]
+        return values

@@ -1,0 +1,111 @@
+"""compare_runs(): two training runs side by side at one step, with compare_modes' shift and widget."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+from flax import nnx
+
+from jaxcapture_nb import CompareView, Comparison, compare_runs, watch
+from jaxcapture_nb._compare_runs import rebinned
+
+
+class Net(nnx.Module):
+    def __init__(self, rngs):
+        self.first = nnx.Linear(4, 16, rngs=rngs)
+        self.second = nnx.Linear(16, 1, rngs=rngs)
+
+    def __call__(self, x):
+        h = nnx.relu(self.first(x))
+        self.sow(nnx.Intermediate, "hidden", h)
+        out = self.second(h)
+        self.sow(nnx.Intermediate, "out", out)
+        return out
+
+
+def train(learning_rate: float, steps: int = 12, every: int = 1):
+    """A watched run of ``steps`` steps; the same data and start for every learning rate."""
+    model = Net(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.sgd(learning_rate), wrt=nnx.Param)
+    x = jax.random.normal(jax.random.key(1), (32, 4))
+    y = jnp.sin(x.sum(axis=1, keepdims=True))
+
+    @nnx.jit
+    def step(model, optimizer):
+        loss, grads = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
+        optimizer.update(model, grads)
+        return loss
+
+    with watch(model, every=every, display=False) as w:
+        for i in range(steps):
+            w.log(step=i, loss=step(model, optimizer))
+    return w
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return train(1e-3), train(0.1)
+
+
+def test_runs_that_part_are_sorted_by_shift_and_identical_runs_do_not_shift(runs):
+    slow, fast = runs
+    comparison = compare_runs({"lr 1e-3": slow, "lr 0.1": fast})
+    assert isinstance(comparison, Comparison) and comparison.modes == ["lr 1e-3", "lr 0.1"]
+    assert comparison.settings == {"lr 1e-3": "step 11", "lr 0.1": "step 11"}
+    assert {s.site for s in comparison.sites} == {"hidden", "out"}
+    shifts = [s.shift for s in comparison.sites]
+    assert shifts == sorted(shifts, reverse=True) and shifts[0] > 0.05
+    # Each run's statistics are its own row's at that step.
+    out = next(s for s in comparison.sites if s.site == "out")
+    for m, run in enumerate(runs):
+        series = next(s for s in run.stream.series.values() if s.label == "out")
+        row = dict(zip(series.columns, series.stats[series.size - 1], strict=True))
+        assert out.stats[m, 0] == pytest.approx(row["mean"]) and out.stats[m, 1] == pytest.approx(row["std"])
+        assert out.hists[m].sum() == 32  # every value, on the shared range
+    assert out.lo <= min(out.stats[:, 2]) and out.hi >= max(out.stats[:, 3])
+    assert out.shapes == [(32, 1), (32, 1)]
+
+    same = compare_runs([slow, slow], step=5)
+    assert same.modes == ["run 1", "run 2"] and all(s.shift == 0 for s in same.sites)
+
+
+def test_at_step_0_the_runs_have_not_parted_yet(runs):
+    # Same start, same data: the first forward pass is the same in both runs.
+    at_start = compare_runs(list(runs), step=0)
+    assert all(s.shift == pytest.approx(0.0, abs=1e-6) for s in at_start.sites)
+    later = compare_runs(list(runs), step=11)
+    assert max(s.shift for s in later.sites) > max(s.shift for s in at_start.sites)
+
+
+def test_a_run_recorded_every_few_steps_is_compared_at_its_latest_row(runs):
+    thinned = train(1e-3, every=4)  # rows at steps 0, 4 and 8
+    comparison = compare_runs([runs[0], thinned], step=10)
+    hidden = next(s for s in comparison.sites if s.site == "hidden")
+    series = next(s for s in thinned.stream.series.values() if s.label == "hidden")
+    row = dict(zip(series.columns, series.stats[2], strict=True))
+    assert series.steps[2] == 8 and hidden.stats[1, 0] == pytest.approx(row["mean"])
+
+
+def test_the_comparison_shows_in_compare_modes_widget(runs):
+    view = compare_runs(list(runs)).show()
+    assert isinstance(view, CompareView)
+    assert "shift" in repr(compare_runs(list(runs)))
+
+
+def test_rebinning_keeps_every_count_and_places_it_by_overlap():
+    hist = np.array([3, 0, 5, 2])
+    spread = rebinned(hist, -1.0, 1.0, -2.0, 2.0, 8)
+    assert spread.sum() == pytest.approx(10) and spread[:2].sum() == 0 and spread[-2:].sum() == 0
+    assert rebinned(hist, -1.0, 1.0, -1.0, 1.0, 4).tolist() == hist.tolist()
+
+
+def test_bad_runs_are_refused_with_what_to_pass(runs):
+    with pytest.raises(ValueError, match="two runs or more"):
+        compare_runs([runs[0]])
+    with pytest.raises(TypeError, match="watch\\(\\) recorded or open_run\\(\\) opened"):
+        compare_runs([runs[0], "runs/lr-1e-3"])
+    with watch(display=False) as empty:
+        pass
+    with pytest.raises(ValueError, match="no step yet"):
+        compare_runs([runs[0], empty])
