@@ -168,35 +168,39 @@ def compare_runs(
 def _compare_site(key: Any, found: list[SiteSeries | None], step: int, bins: int) -> SiteComparison:
     """One site's rows at ``step`` in every run, on a shared range."""
     columns = compare_columns()
-    rows = [None if s is None else _row_at(s, step) for s in found]
-    stats = np.full((len(found), len(columns)), math.nan)
-    ranges = []
-    for m, (series, k) in enumerate(zip(found, rows, strict=True)):
+    # Per run: the series and its row at the step as {column: value}, or None where it has none.
+    reached: list[tuple[SiteSeries, int, dict[str, float]] | None] = []
+    for series in found:
+        k = None if series is None else _row_at(series, step)
         if series is None or k is None:
-            continue
-        row = dict(zip(series.columns, series.stats[k].astype(np.float64), strict=True))
-        stats[m] = [row.get(c, math.nan) for c in columns]
-        if series.hists[k].sum() > 0:
-            ranges.append((row["lo"], row["hi"]))
-    some = next(s for s in found if s is not None)
+            reached.append(None)
+        else:
+            reached.append(
+                (series, k, dict(zip(series.columns, series.stats[k].astype(np.float64), strict=True)))
+            )
+    stats = np.array(
+        [[r[2].get(c, math.nan) for c in columns] if r else [math.nan] * len(columns) for r in reached]
+    )
+    binned = [r for r in reached if r is not None and r[0].hists[r[1]].sum() > 0]
+    lo = min((r[2]["lo"] for r in binned), default=0.0)
+    hi = max((r[2]["hi"] for r in binned), default=0.0)
     hists = np.zeros((len(found), bins))
-    lo, hi = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0.0, 0.0)
-    for m, (series, k) in enumerate(zip(found, rows, strict=True)):
-        if series is not None and k is not None and ranges:
-            row = dict(zip(series.columns, series.stats[k].astype(np.float64), strict=True))
+    for m, r in enumerate(reached):
+        if r is not None and binned:
+            series, k, row = r
             hists[m] = rebinned(series.hists[k], row["lo"], row["hi"], lo, hi, bins)
-    reached = [series is not None and k is not None for series, k in zip(found, rows, strict=True)]
-    if all(reached) and len(ranges) == len(found):
+    if len(binned) == len(found):
         mean, std = columns.index("mean"), columns.index("std")
         shifts = _shift_scores(hists, lo, hi, stats[:, std], stats[:, mean])
     else:
         shifts = np.full(len(found), math.nan)
+    some = next(s for s in found if s is not None)
     return SiteComparison(
         site=some.label,
         label=some.label,
         var_type=some.kind,
         # A run read from a log has no shapes: an empty one still marks the site as reached.
-        shapes=[(series.shape or ()) if r else None for series, r in zip(found, reached, strict=True)],
+        shapes=[None if r is None else (r[0].shape or ()) for r in reached],
         stats=stats,
         lo=float(lo),
         hi=float(hi),
