@@ -17,6 +17,7 @@ from jaxcapture_nb._capture import Capture, capture, capture_grads
 from jaxcapture_nb._compare import Comparison, SiteComparison, compare_modes
 from jaxcapture_nb._compare_runs import compare_runs
 from jaxcapture_nb._modes import ModeError, ModuleOptions, ViewOption, view_options, with_mode
+from jaxcapture_nb._overlay import overlay_runs
 from jaxcapture_nb._records import Gradient, Record
 from jaxcapture_nb._runs import open_run
 from jaxcapture_nb._stream import NonFiniteError
@@ -87,6 +88,7 @@ __all__ = [
     "compare_runs",
     "mode_panel",
     "open_run",
+    "overlay_runs",
     "summarize",
     "view_options",
     "watch",

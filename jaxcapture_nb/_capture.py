@@ -91,6 +91,8 @@ class Capture:
             backend.uninstall()
         finally:
             self._recorder.summarize_missing()
+        if exc_type is None:
+            self._recorder.warn_if_keeping_much()
         if self.grads and exc_type is None:
             warn_if_nothing_perturbed(self._recorder.var_types_seen, self._include)
         return False  # never swallow the block's exception
@@ -174,6 +176,9 @@ class Capture:
         Args:
           columns: subplots per row.
           max_sites: at most this many records are drawn (the first ones).
+
+        Raises:
+          ValueError: ``columns`` or ``max_sites`` is not a positive whole number.
         """
         from jaxcapture_nb._plot import plot_histograms
 
@@ -229,7 +234,8 @@ def capture(
       keep: ``"all"`` keeps every value; ``"last"`` only the latest value per
         site; ``"summary"`` only the latest on-device :class:`Summary` per
         site, computed inside jitted code, and no tensor. ``"last"`` and
-        ``"summary"`` keep memory flat in training loops; their record's
+        ``"summary"`` keep memory flat in training loops (``"all"`` warns
+        once the values it keeps pass 256 MiB); their record's
         ``call_index`` (the table's ``call`` column) is the number of the
         value kept, 99 after 100 calls that sow once. Under every
         policy a jitted step is traced once: values leave each call and

@@ -27,6 +27,7 @@ from flax import nnx
 from jaxcapture_nb._capture import Capture, capture
 from jaxcapture_nb._float32 import magnitude_bits, scale_exponent, scaled
 from jaxcapture_nb._modes import Mode, mode_label, with_mode
+from jaxcapture_nb._names import shown_name
 from jaxcapture_nb._records import Record, flat_stats, site_label
 from jaxcapture_nb._schema import SHIFT_NOTE, compare_columns, number_text, type_name
 from jaxcapture_nb._summary import DEFAULT_BINS, _as_real, _edges, _histogram, stats_dtype
@@ -104,12 +105,12 @@ class Comparison:
     def table(self) -> str:
         """A deterministic plain-text table: per site, shift and per-mode mean and std."""
         header = ["site", "shift"] + [
-            f"{column} [{mode}]" for mode in self.modes for column in ("mean", "std")
+            f"{column} [{shown_name(mode)}]" for mode in self.modes for column in ("mean", "std")
         ]
         rows = [header]
         mean, std = (compare_columns().index(k) for k in ("mean", "std"))
         for s in self.sites:
-            cells = [s.site, number_text(s.shift)]
+            cells = [shown_name(s.site), number_text(s.shift)]
             for m in range(len(self.modes)):
                 cells += [number_text(s.stats[m, mean]), number_text(s.stats[m, std])]
             rows.append(cells)
@@ -140,8 +141,13 @@ def _shared_histograms(values: tuple[jax.Array, ...], bins: int) -> tuple[jax.Ar
     # (int64 beyond 2**53 then rounds to float64), else float32.
     common = np.result_type(*(stats_dtype(v.dtype) for v in values))
     floats = [_as_real(v)[0].astype(common) for v in values]
-    lo = jnp.min(jnp.stack([jnp.min(jnp.where(jnp.isfinite(v), v, jnp.inf)) for v in floats]))
-    hi = jnp.max(jnp.stack([jnp.max(jnp.where(jnp.isfinite(v), v, -jnp.inf)) for v in floats]))
+    # ``initial``: an empty value (a shape with a 0) has no finite value, as one of only NaNs.
+    lo = jnp.min(
+        jnp.stack([jnp.min(jnp.where(jnp.isfinite(v), v, jnp.inf), initial=jnp.inf) for v in floats])
+    )
+    hi = jnp.max(
+        jnp.stack([jnp.max(jnp.where(jnp.isfinite(v), v, -jnp.inf), initial=-jnp.inf) for v in floats])
+    )
     lo, hi = _edges(lo, hi)
     # Binned in units of 2**e, so that a range as wide as the float type's own
     # (masked logits beside large values) does not overflow.
@@ -330,7 +336,8 @@ def compare_modes(
     Raises:
       ModeError: a mode the model cannot take.
       ValueError: fewer than two modes, or a mode given twice.
-      TypeError: a Linen module with preset modes, ``call=`` or ``update_stats=``.
+      TypeError: a Linen module with preset modes, ``call=`` or ``update_stats=``,
+        or without its variables.
 
     Example:
       >>> import jax.numpy as jnp
@@ -412,6 +419,14 @@ class _LinenRunner:
             )
         if not args:
             raise TypeError("compare_modes(linen_module, variables, *inputs): the variables come first")
+        if not isinstance(args[0], Mapping):
+            shape = getattr(args[0], "shape", None)
+            got = f"a {type(args[0]).__name__}" if shape is None else f"an array of shape {tuple(shape)}"
+            raise TypeError(
+                "compare_modes(linen_module, variables, *inputs): the variables are missing (the first "
+                f"argument after the module is {got}, not a dict of collections). Pass what module.init() "
+                "returned first: compare_modes(module, variables, x, modes=...)"
+            )
         self.module = module
         self.args = args
         self.kwargs = kwargs

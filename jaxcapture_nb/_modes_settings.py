@@ -30,6 +30,7 @@ from jaxcapture_nb._modes import (
     view_options,
     with_mode,
 )
+from jaxcapture_nb._names import quoted
 
 Settings = dict[str, dict[str, Any]]  # class label -> option -> value
 
@@ -74,7 +75,7 @@ def checked(group: ModuleOptions, option: ViewOption, value: Any) -> Any:
     if kind == "shape" and isinstance(value, (list, tuple)) and value and all(map(_is_int, value)):
         return tuple(value)
     raise ModeError(
-        f"{group.name}.{option.name} takes {_TAKES[kind]} ({option.annotation or kind}), got {value!r}"
+        f"{group.name}.{option.name} takes {_TAKES[kind]} ({option.annotation or kind}), got {quoted(value)}"
     )
 
 
@@ -181,7 +182,7 @@ class ViewSettings:
         if name == "reset":
             return {}
         if name not in PRESETS:
-            raise ModeError(f"unknown preset {name!r}: use 'train', 'eval' or 'reset'")
+            raise ModeError(f"unknown preset {quoted(name)}: use 'train', 'eval' or 'reset'")
         values = {c: dict(o) for c, o in current.items()}
         for label, group in self.groups.items():
             preset = preset_settings(name, {o.name for o in group.options})
@@ -204,15 +205,17 @@ class ViewSettings:
             group = self.groups.get(class_name)
             if group is None:
                 raise ModeError(
-                    f"{class_name!r} is not a module class of this model with view options "
+                    f"{quoted(class_name)} is not a module class of this model with view options "
                     f"(it has: {', '.join(self.groups) or 'none'})"
                 )
             if not isinstance(chosen, Mapping):
-                raise ModeError(f"the options of {class_name} are a dict, got {chosen!r}")
+                raise ModeError(f"the options of {class_name} are a dict, got {quoted(chosen)}")
             offered = [o.name for o in group.options]
             unknown = [name for name in chosen if name not in offered]
             if unknown:
-                raise ModeError(f"{class_name} has no option {unknown[0]!r} (it has: {', '.join(offered)})")
+                raise ModeError(
+                    f"{class_name} has no option {quoted(unknown[0])} (it has: {', '.join(offered)})"
+                )
             # In signature order, so the code shown reads like set_view's signature.
             values_checked = {
                 o.name: checked(group, o, chosen[o.name])

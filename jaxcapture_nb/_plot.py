@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
+from jaxcapture_nb._names import shown_name
 from jaxcapture_nb._pooling import pooled_counts, pooled_range
 from jaxcapture_nb._records import Record
 from jaxcapture_nb._schema import SERIES_COLOUR
@@ -23,7 +25,13 @@ def plot_histograms(records: Sequence[Record], columns: int = 4, max_sites: int 
 
     Returns:
       A ``matplotlib.figure.Figure`` (not attached to pyplot's global state).
+
+    Raises:
+      ValueError: ``columns`` or ``max_sites`` is not a positive whole number.
     """
+    for argument, value in (("columns", columns), ("max_sites", max_sites)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"plot(): {argument} takes a positive whole number, got {value!r}")
     shown = [r for r in records if r.summary is not None and r.summary.reason is None][:max_sites]
     rows = max(1, math.ceil(len(shown) / columns))
     figure = Figure(figsize=(3.2 * min(columns, max(len(shown), 1)), 2.2 * rows), layout="constrained")
@@ -37,6 +45,6 @@ def plot_histograms(records: Sequence[Record], columns: int = 4, max_sites: int 
         ax.stairs(
             pooled_counts(s.hist, s.bins), np.linspace(lo, hi, s.bins + 1), fill=True, color=SERIES_COLOUR
         )
-        ax.set_title(f"{record.site} [{record.call_index}]", fontsize=8)
+        ax.set_title(f"{shown_name(record.site)} [{record.call_index}]", fontsize=8)
         ax.tick_params(labelsize=7)
     return figure

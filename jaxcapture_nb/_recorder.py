@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from jaxcapture_nb._names import shown_name
 from jaxcapture_nb._records import NOTHING_SOWED, Gradient, Record, is_array, shape_and_dtype
 from jaxcapture_nb._summary import (
     PendingSummaries,
@@ -60,6 +61,9 @@ def include_text(include: Include) -> str:
 
 # An empty table names at most this many of the sites ``include`` turned away.
 NAMED_SITES = 5
+
+# keep="all" warns once when the values it keeps pass this many bytes.
+KEPT_BYTES_WARNING = 256 * 2**20
 
 # The names of the Variable types a value passed through ``Module.perturb``
 # and its gradient are recorded as; a stream keys its sites by these names.
@@ -146,6 +150,14 @@ class Recorder:
         self._drains: list[Callable[[], None]] = []
         self._pending: dict[Any, tuple[Record, PendingSummaries]] = {}
         self._lock = threading.RLock()
+        # The bytes of the values keep="all" holds, counted from their sizes
+        # as they arrive (no device work); whether a site has sowed twice, so
+        # that they grow with a loop; and whether a warning said so.
+        self.kept_bytes = 0
+        self._sowed_again = False
+        self._warned_kept = False
+        # The thread that made the recorder: the user's (see warn_if_keeping_much).
+        self._thread = threading.get_ident()
 
     def accepts(self, path: tuple[Any, ...], name: str) -> bool:
         """Whether values sowed at ``path``/``name`` are to be recorded.
@@ -203,6 +215,31 @@ class Recorder:
             return
         with self._lock:
             self._add(path, var_type, name, value, skipped)
+        self.warn_if_keeping_much()
+
+    def warn_if_keeping_much(self) -> None:
+        """Warns, once, when ``keep="all"`` holds more than :data:`KEPT_BYTES_WARNING` bytes of values.
+
+        A loop under the default ``keep="all"`` keeps every value it sows
+        until the capture ends, so it warns once a site has sowed twice; one
+        large call keeps what it sows by design, and does not. Only the
+        thread that made the recorder warns: a host callback delivers values
+        on a runtime thread, where a warning would reach no one, and the end
+        of the block asks again.
+        """
+        if (
+            self._warned_kept
+            or not self._sowed_again
+            or self.kept_bytes <= KEPT_BYTES_WARNING
+            or threading.get_ident() != self._thread
+        ):
+            return
+        self._warned_kept = True
+        warn(
+            f"capture(keep='all') has kept {self.kept_bytes / 2**20:,.0f} MiB of sowed values so far, and "
+            "keeps every value of every call until the capture ends. In a loop, capture(keep='last') keeps only the "
+            "latest value per site, and capture(keep='summary') only its statistics and histogram."
+        )
 
     def expect(self, path: tuple[Any, ...], var_type: Any, name: str, index: int = 0) -> None:
         """Called as a program being traced sets up a host callback for a site.
@@ -249,6 +286,9 @@ class Recorder:
             shape, dtype = shape_and_dtype(value)
             summary = None
         record = Record(path, name, call_index, var_type, shape, dtype, value, summary)
+        if self.keep == "all" and is_array(value):
+            self.kept_bytes += value.nbytes
+            self._sowed_again = self._sowed_again or call_index > 0
         key = (site, call_index) if self.keep == "all" else site
         if self.keep != "all":
             # One record per site, which keeps its call_index: the number of
@@ -272,7 +312,7 @@ class Recorder:
         """
         if self.dropped_sites:
             sites = list(self.dropped_sites)
-            named = ", ".join(sites[:NAMED_SITES])
+            named = ", ".join(map(shown_name, sites[:NAMED_SITES]))
             if len(sites) > NAMED_SITES:
                 named += f" and {len(sites) - NAMED_SITES} more"
             count = "1 site" if len(sites) == 1 else f"{len(sites)} sites"

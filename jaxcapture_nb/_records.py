@@ -17,6 +17,7 @@ import numpy as np
 from flax import nnx
 
 from jaxcapture_nb import _schema
+from jaxcapture_nb._names import shown_name
 from jaxcapture_nb._schema import type_name
 from jaxcapture_nb._summary import Summary
 
@@ -222,16 +223,20 @@ def table_columns() -> tuple[str, ...]:
 def row_cells(record: Record) -> tuple[tuple[str, ...], str | None]:
     """The text of a record's table row, shared by the text and HTML tables.
 
+    Names are written by :func:`~jaxcapture_nb._names.shown_name`: a
+    newline in a sow name cannot split a row.
+
     Returns:
       All ``len(table_columns())`` cells and None; or, for a record without
       statistics, the six leading cells and a note saying why.
     """
-    path = ".".join(str(p) for p in record.path) or "(root)"
+    path = shown_name(".".join(str(p) for p in record.path)) or "(root)"
     shape = "" if record.shape is None else "(" + ",".join(str(d) for d in record.shape) + ")"
-    head = (path, record.name, str(record.call_index), type_name(record.var_type), shape, record.dtype or "")
+    kind = shown_name(type_name(record.var_type))
+    head = (path, shown_name(record.name), str(record.call_index), kind, shape, record.dtype or "")
     s = record.summary
     if s is None:
-        return head, f"{type(record.value).__name__} (not an array)"
+        return head, f"{shown_name(type(record.value).__name__)} (not an array)"
     if s.reason is not None:
         return head, f"({s.reason})"
     st = flat_stats(s)

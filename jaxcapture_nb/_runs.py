@@ -8,13 +8,24 @@ that name no site's statistic become the view's scalars.
 
 A log ``watch(log_dir=...)`` wrote (see ``_tensorboard``) comes back as it
 was recorded: its histograms have ``bins`` equal buckets, kept as they are,
-and its statistics are scalars of their own. A histogram written by another
-tool (tensorboardX's or PyTorch's ``add_histogram``, TensorFlow 1's
-``tf.summary.histogram``) has buckets of its own choosing, which are spread
-onto ``bins`` equal bins between its lowest and highest edge, as if the
-values of each bucket lay evenly across it; its mean, standard deviation,
-minimum and maximum come from the histogram's sums and range, its share of
-zeros is unknown.
+and its statistics are scalars of their own. Histograms and scalars are
+read in both forms TensorBoard knows:
+
+- TensorFlow 1's, which tensorboardX, PyTorch and ``watch`` write: a
+  histogram (``HistogramProto``) with its sums, range and bucket limits,
+  and a scalar as a simple value;
+- TensorFlow 2's, which ``tf.summary`` writes (Flax's examples write it
+  through CLU's ``SummaryWriter``): a tensor tagged with its plugin, a
+  histogram's ``[k, 3]`` rows of left edge, right edge and count, a
+  scalar's single value. Tensors of other plugins (images, text) are
+  skipped.
+
+A histogram written by another tool has buckets of its own choosing, which
+are spread onto ``bins`` equal bins between its lowest and highest edge, as
+if the values of each bucket lay evenly across it; its mean and standard
+deviation come from the histogram's sums (TensorFlow 2's from the bucket
+midpoints, weighted by the counts), its minimum and maximum from its range,
+and its share of zeros is unknown.
 """
 
 from __future__ import annotations
@@ -49,18 +60,19 @@ def open_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
     Inf, and every other scalar. A log ``watch(log_dir=...)`` wrote comes
     back as recorded. Histograms written by other tools (tensorboardX's or
     PyTorch's ``add_histogram``, ``tf.summary.histogram`` in TensorFlow 1's
-    format) are spread onto ``bins`` equal bins between their lowest and
-    highest edge, as if the values of each bucket lay evenly across it, and
-    their statistics come from the histogram's sums and range (their share
-    of zeros stays unknown).
+    form, and in TensorFlow 2's, which Flax's examples write through CLU's
+    ``SummaryWriter``) are spread onto ``bins`` equal bins between their
+    lowest and highest edge, as if the values of each bucket lay evenly
+    across it, and their statistics come from the histogram's sums and range
+    (their share of zeros stays unknown). Scalars are read in either form.
 
     Args:
       path: a run: a directory holding TensorBoard event files, or one such
         file. A directory whose event files lie in subdirectories holds
-        several runs; open each on its own.
+        several runs (:func:`runs_in` lists them); open each on its own.
       bins: the view's histogram bins; by default those of the log's first
-        histogram with equal buckets (``watch(log_dir=...)`` writes those),
-        else 64.
+        histogram with equal buckets (``watch(log_dir=...)`` and TensorFlow
+        2's ``tf.summary.histogram`` write those), else 64.
       keep_steps: rows kept per site, as ``watch(keep_steps=)``; a longer
         log is thinned evenly.
 
@@ -85,11 +97,9 @@ def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
     from tensorboard.backend.event_processing import event_accumulator as ea
 
     # 0 keeps every event, where the default keeps one histogram per tag.
-    keep_all = {ea.HISTOGRAMS: 0, ea.SCALARS: 0, ea.COMPRESSED_HISTOGRAMS: 1, ea.TENSORS: 1}
+    keep_all = {ea.HISTOGRAMS: 0, ea.SCALARS: 0, ea.COMPRESSED_HISTOGRAMS: 1, ea.TENSORS: 0}
     accumulator = ea.EventAccumulator(os.fspath(run_path(path)), size_guidance=keep_all).Reload()
-    tags = accumulator.Tags()
-    histograms = {tag: _by_step(accumulator.Histograms(tag)) for tag in tags["histograms"]}
-    scalars = {tag: _by_step(accumulator.Scalars(tag)) for tag in tags["scalars"]}
+    histograms, scalars = _histograms_and_scalars(accumulator)
     if bins is None:
         bins = next((b for b in map(_even_bins, histograms.values()) if b), DEFAULT_BINS)
     stream = Stream(bins=bins, include=None, every=1, keep_steps=keep_steps, grads=False)
@@ -108,22 +118,37 @@ def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
     return stream
 
 
+def runs_in(path: str | os.PathLike[str]) -> dict[str, pathlib.Path]:
+    """The runs under ``path``, by name, in name order.
+
+    Each directory under ``path`` that holds event files is a run, named by
+    its path from ``path`` (``"adam/lr-1e-3"``), as TensorBoard names the
+    runs of a ``--logdir``. An event file, or a directory that itself holds
+    event files, is one run, named by its own name.
+
+    Raises:
+      FileNotFoundError: no event file is there.
+    """
+    path = pathlib.Path(path)
+    if path.is_file() or any(p.is_file() for p in path.glob("*tfevents*")):
+        return {path.resolve().name: path}
+    found = {p.parent.relative_to(path).as_posix() for p in path.rglob("*tfevents*") if p.is_file()}
+    if not found:
+        raise FileNotFoundError(f"no TensorBoard event file in {path}")
+    return {name: path / name for name in sorted(found)}
+
+
 def run_path(path: str | os.PathLike[str]) -> pathlib.Path:
-    """``path`` if it is an event file or a directory holding some.
+    """``path`` if it is an event file or a directory holding some, else its one run.
 
     Raises:
       FileNotFoundError: no event file is there.
       ValueError: the event files lie in several subdirectories: runs.
     """
-    path = pathlib.Path(path)
-    if path.is_file() or any(path.glob("*tfevents*")):
-        return path
-    runs = sorted({str(p.parent.relative_to(path)) for p in path.rglob("*tfevents*")})
-    if len(runs) == 1:
-        return path / runs[0]
-    if runs:
+    runs = runs_in(path)
+    if len(runs) > 1:
         raise ValueError(f"{path} holds {len(runs)} runs ({', '.join(runs)}); open one of them")
-    raise FileNotFoundError(f"no TensorBoard event file in {path}")
+    return next(iter(runs.values()))
 
 
 def even_counts(
@@ -166,6 +191,68 @@ def even_counts(
     return lo, hi, np.diff(np.round(np.interp(target, edges, cumulative))).astype(np.int64)
 
 
+def _histograms_and_scalars(accumulator: Any) -> tuple[dict[str, dict[int, Any]], dict[str, dict[int, Any]]]:
+    """A log's histogram and scalar events by tag and step, TensorFlow 2's as TensorFlow 1's."""
+    tags = accumulator.Tags()
+    histograms = {tag: list(accumulator.Histograms(tag)) for tag in tags["histograms"]}
+    scalars = {tag: list(accumulator.Scalars(tag)) for tag in tags["scalars"]}
+    for tag in tags["tensors"]:
+        plugin = _plugin_of(accumulator, tag)
+        if plugin == "histograms":
+            histograms.setdefault(tag, []).extend(map(_histogram_event, accumulator.Tensors(tag)))
+        elif plugin == "scalars":
+            scalars.setdefault(tag, []).extend(map(_scalar_event, accumulator.Tensors(tag)))
+    return (
+        {tag: _by_step(events) for tag, events in histograms.items()},
+        {tag: _by_step(events) for tag, events in scalars.items()},
+    )
+
+
+def _plugin_of(accumulator: Any, tag: str) -> str:
+    """The plugin a tensor tag's summaries are for (``"histograms"``, ``"scalars"``, ...), else ``""``."""
+    try:
+        return str(accumulator.SummaryMetadata(tag).plugin_data.plugin_name)
+    except KeyError:  # a tensor written with no metadata belongs to no plugin
+        return ""
+
+
+def _histogram_event(event: Any) -> Any:
+    """A TensorFlow 2 histogram (rows of left edge, right edge and count) in TensorFlow 1's form.
+
+    The buckets become an empty one of no width at the first left edge, then
+    one per right edge, the form ``watch(log_dir=...)`` writes; the sums are
+    those of the bucket midpoints, weighted by the counts.
+    """
+    from tensorboard.backend.event_processing import event_accumulator as ea
+    from tensorboard.util import tensor_util
+
+    buckets = tensor_util.make_ndarray(event.tensor_proto).astype(np.float64).reshape(-1, 3)
+    if not buckets[:, 2].any():
+        # No values: an empty tensor, or TensorFlow's zeros for empty data.
+        buckets = np.zeros((1, 3))
+    left, right, counts = buckets.T
+    middle = (left + right) / 2
+    histogram = ea.HistogramValue(
+        min=float(left[0]),
+        max=float(right[-1]),
+        num=int(round(counts.sum())),
+        sum=float(counts @ middle),
+        sum_squares=float(counts @ middle**2),
+        bucket_limit=[float(left[0]), *right.tolist()],
+        bucket=[0.0, *counts.tolist()],
+    )
+    return ea.HistogramEvent(event.wall_time, event.step, histogram)
+
+
+def _scalar_event(event: Any) -> Any:
+    """A TensorFlow 2 scalar (a tensor of one value) in TensorFlow 1's form."""
+    from tensorboard.backend.event_processing import event_accumulator as ea
+    from tensorboard.util import tensor_util
+
+    value = tensor_util.make_ndarray(event.tensor_proto).item()
+    return ea.ScalarEvent(event.wall_time, event.step, float(value))
+
+
 def _by_step(events: list[Any]) -> dict[int, Any]:
     """A tag's events by step, in step order; of repeated steps (a run written twice), the last."""
     return dict(sorted({e.step: e for e in events}.items()))
@@ -175,9 +262,13 @@ def _even_bins(events: dict[int, Any]) -> int | None:
     """How many equal buckets a tag's first histogram has, or None if they are not equal."""
     h = next(iter(events.values())).histogram_value
     bins = len(h.bucket_limit) - 1
-    if bins < 1 or h.bucket[0] != 0 or h.bucket_limit[0] != h.min or h.bucket_limit[-1] != h.max:
+    if bins < 1 or not h.min < h.max or h.bucket[0] != 0:
         return None
-    return bins if np.array_equal(h.bucket_limit, histogram_edges(h.min, h.max, bins)) else None
+    if h.bucket_limit[0] != h.min or h.bucket_limit[-1] != h.max:
+        return None
+    # TensorFlow 2 computes its equal edges its own way: equal up to rounding.
+    even = histogram_edges(h.min, h.max, bins)
+    return bins if np.allclose(h.bucket_limit, even, rtol=0.0, atol=1e-9 * (h.max - h.min)) else None
 
 
 def _fill_site(
@@ -204,7 +295,7 @@ def _summary(lo: float, hi: float, hist: np.ndarray, h: Any, logged: dict[str, f
     count = int(hist.sum())
     mean = h.sum / h.num if h.num else math.nan
     variance = h.sum_squares / h.num - mean * mean if h.num else math.nan
-    derived = {"mean": mean, "std": math.sqrt(max(variance, 0.0)), "min": lo, "max": hi}
+    derived = {"mean": mean, "std": math.sqrt(max(variance, 0.0)), "min": h.min, "max": h.max}
     if count == 0:
         derived |= dict.fromkeys(("mean", "std", "min", "max"), math.nan)
     values = derived | {"nan": 0, "posinf": 0, "neginf": 0, "zero_pct": 0.0} | logged

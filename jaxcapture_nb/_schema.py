@@ -109,7 +109,8 @@ MEDIAN = 50
 SERIES_COLOUR = "#4c8ed9"
 BAND_COLOUR = "#f58518"
 MEDIAN_COLOUR = "#e4403c"
-# One colour per mode of a comparison, in order; colour-blind friendly.
+# One colour per mode of a comparison, and per run of a view of several
+# runs, in order; colour-blind friendly.
 MODE_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d")
 
 # Heatmap colour indices: 0..COLOURS-1 for finite values on the clipped
@@ -206,5 +207,6 @@ def as_json() -> dict[str, Any]:
         "median": MEDIAN,
         "colours": {"series": SERIES_COLOUR, "band": BAND_COLOUR, "median": MEDIAN_COLOUR},
         "mode_colours": list(MODE_COLOURS),
+        "run_colours": list(MODE_COLOURS),
         "shift_note": SHIFT_NOTE,
     }

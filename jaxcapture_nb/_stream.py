@@ -22,6 +22,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import numbers
+import operator
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +35,7 @@ import numpy as np
 
 from jaxcapture_nb import _pooling, _schema
 from jaxcapture_nb._hosts import readable, replicated, to_host
+from jaxcapture_nb._names import quoted
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
 from jaxcapture_nb._summary import (
@@ -306,9 +310,11 @@ class Stream:
         self.scalars: dict[str, SiteSeries] = {}
         self.version = 0  # changes whenever rows were dropped
         self.first_nonfinite: tuple[str, int] | None = None
+        self.first_nonfinite_series: SiteSeries | None = None  # the site or scalar it names
         self._first_nonfinite_at: tuple[int, int] | None = None  # (step, order within the step)
         self._arrivals = itertools.count()
         self.started = time.perf_counter()
+        self.ended = False  # no more rows will come: its watch has ended, or it was read from a log
         self.lock = threading.RLock()
         self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
         self._scalars_queued: list[tuple[str, int, Any]] = []  # (name, step, value)
@@ -423,7 +429,14 @@ class Stream:
 
         A value split across processes is replicated first, here: device work
         is started on the thread that hands the value over.
+
+        Raises:
+          TypeError: ``step`` is not a whole number, or a scalar is neither a
+            number nor an array of numbers (see :func:`_checked_scalar`).
+            Nothing is queued then, and the stream goes on as before.
         """
+        step = _step_number(step, "log")
+        scalars = {name: _checked_scalar(name, value) for name, value in scalars.items()}
         values = [(name, replicated(value)) for name, value in scalars.items()]
         with self.lock:
             self._scalars_queued.extend((name, step, value) for name, value in values)
@@ -434,8 +447,15 @@ class Stream:
         Only the leaves ``include`` selects are kept. Nothing is read here:
         :meth:`settle` fetches the summaries' arrays later. The summaries of
         arrays are started here, on the device, and dispatch returns at once.
+
+        Raises:
+          TypeError: ``step`` is not a whole number, or a leaf of
+            ``summaries`` is neither a :class:`Summary` nor an array. Nothing
+            is recorded then, and the stream goes on as before.
         """
+        step = _step_number(step, "update")
         leaves, treedef = jax.tree.flatten(summaries, is_leaf=lambda x: isinstance(x, Summary))
+        _check_summaries(summaries, leaves)
         selected = self._selected.get(treedef)
         if selected is None:
             selected = self._selected[treedef] = self._select(summaries)
@@ -495,6 +515,9 @@ class Stream:
                 series = self.scalars[name] = SiteSeries(name, "scalar", 1, self.keep_steps, self.layout)
             if series.append_row(step, row, np.ones(1, np.int32)):
                 self.version += 1
+            if not math.isfinite(value):
+                # After the sites of the same step, which say where it began.
+                self._flag(series, step, sys.maxsize)
             self._recorded(series, step)
 
     def _ingest(
@@ -600,6 +623,7 @@ class Stream:
         if self._first_nonfinite_at is None or (step, order) < self._first_nonfinite_at:
             self._first_nonfinite_at = (step, order)
             self.first_nonfinite = (flag_name(series), step)
+            self.first_nonfinite_series = series
 
     def _record_arrived(self, wait: bool) -> None:
         with self.lock:
@@ -682,6 +706,65 @@ def _readable_summary(value: Any) -> Any:
     return dataclasses.replace(value, stats=replicated(value.stats), counts=replicated(value.counts))
 
 
+def _step_number(step: Any, method: str) -> int:
+    """``step`` as an int, checked where the loop hands it over rather than when it is drawn.
+
+    Example:
+      >>> _step_number(np.int64(3), "log")
+      3
+    """
+    try:
+        return operator.index(step)
+    except TypeError:
+        raise TypeError(
+            f"{method}(): step is the training step, a whole number; got {type(step).__name__} {quoted(step)}"
+        ) from None
+
+
+def _checked_scalar(name: str, value: Any) -> Any:
+    """``value`` if it is a scalar :meth:`Stream.log` can record: a real number, or an array of them.
+
+    An array of several numbers is logged as their mean. Anything else
+    would only fail when the background thread reads it, after the loop
+    has moved on, so it is refused here.
+
+    Raises:
+      TypeError: naming the scalar and what it is.
+    """
+    if isinstance(value, numbers.Real):
+        return value
+    if isinstance(value, jax.Array | np.ndarray):
+        dtype = value.dtype
+        real = jax.dtypes.issubdtype(dtype, np.bool_) or (
+            jax.dtypes.issubdtype(dtype, np.number) and not jax.dtypes.issubdtype(dtype, np.complexfloating)
+        )
+        if real and value.size:
+            return value
+        what = f"a {type(value).__name__} of dtype {dtype} and shape {tuple(value.shape)}"
+    else:
+        what = f"a {type(value).__name__}: {quoted(value)}"
+    raise TypeError(
+        f"log(): the scalar {name!r} takes a number or an array of real numbers (a jax loss is fine), got {what}"
+    )
+
+
+def _check_summaries(summaries: Any, leaves: list[Any]) -> None:
+    """Refuses ``update()`` summaries with a leaf that is neither a :class:`Summary` nor an array.
+
+    Raises:
+      TypeError: naming the first such leaf.
+    """
+    if all(isinstance(v, Summary | jax.Array | np.ndarray) for v in leaves):
+        return
+    paths = jax.tree_util.tree_flatten_with_path(summaries, is_leaf=lambda x: isinstance(x, Summary))[0]
+    where, bad = next((k, v) for k, v in paths if not isinstance(v, Summary | jax.Array | np.ndarray))
+    place = f"its leaf {jax.tree_util.keystr(where)} is" if where else "got"
+    raise TypeError(
+        "update(): summaries must be a pytree of Summary from summarize() (or of arrays, summarized here); "
+        f"{place} a {type(bad).__name__}: {quoted(bad)}"
+    )
+
+
 def _computed_prefix(items: list[Any], arrays_of: Callable[[Any], tuple[Any, ...]]) -> int:
     """How many of ``items``, from the first, hold only arrays the device has finished computing.
 
@@ -724,6 +807,6 @@ def kind_label(kind: str) -> str:
 
 def flag_name(series: SiteSeries) -> str:
     """How the first-NaN flag names a site: a value and its gradient share a path, so say which."""
-    if series.kind in ("Intermediate", "Summary"):
+    if series.kind in ("Intermediate", "Summary", "scalar"):
         return series.label
     return f"{series.label} ({kind_label(series.kind)})"

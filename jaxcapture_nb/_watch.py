@@ -128,6 +128,7 @@ class Watch:
         self._published_at = -float("inf")
         self.stream = Stream(bins=bins, include=include, every=every, keep_steps=keep_steps, grads=grads)
         self.view: Any = None
+        self.overlays: list[Any] = []  # views of several runs that show this one too (overlay_runs)
         self._backend: NnxCapture | None = None
         self._publisher: threading.Thread | None = None
         self._stop = threading.Event()
@@ -161,8 +162,12 @@ class Watch:
     def _publish(self) -> None:
         while not self._stop.wait(PUBLISH_SECONDS):
             self.stream.settle(wait=False)
-            self.view.publish()
+            self._publish_views()
             self._refresh_saved_output()
+
+    def _publish_views(self) -> None:
+        for view in (self.view, *self.overlays):
+            view.publish()
 
     def _publish_from_loop(self) -> None:
         """Refreshes the view from the loop's thread, at most every PUBLISH_SECONDS.
@@ -174,7 +179,7 @@ class Watch:
             return
         self._published_at = now
         self.stream.settle(wait=False)
-        self.view.publish()
+        self._publish_views()
         self._refresh_saved_output()
 
     def _refresh_saved_output(self) -> None:
@@ -197,10 +202,14 @@ class Watch:
 
         Args:
           step: the training step; default, the number of steps seen so far.
-          **scalars: name=value; device arrays are fine and are read later,
-            off the loop's thread.
+          **scalars: name=value, each a number or an array of real numbers
+            (an array of several logs their mean); device arrays are fine
+            and are read later, off the loop's thread.
 
         Raises:
+          TypeError: ``step`` is not a whole number, or a scalar is neither a
+            number nor an array of numbers. Nothing is logged, and the watch
+            goes on.
           NonFiniteError: with ``stop_on_nonfinite=True``, once a watched
             value has held a NaN or Inf.
         """
@@ -218,6 +227,9 @@ class Watch:
             arrays are fine; they are fetched off the loop's thread).
 
         Raises:
+          TypeError: ``step`` is not a whole number, or ``summaries`` holds
+            something other than summaries or arrays. Nothing is recorded,
+            and the watch goes on.
           NonFiniteError: as for :meth:`log`.
         """
         self.stream.update(step, summaries)
@@ -246,9 +258,12 @@ class Watch:
             else:
                 self.stream.after_call.remove(self._publish_from_loop)
             self.stream.settle()
+            self.stream.ended = True
             if self._log is not None:
                 self._log.close()
             self.view.publish(final=True)
+            for view in self.overlays:
+                view.publish()
             if self._handle is not None:
                 self._handle.update(self.view)  # the saved output gets the final picture
         if exc_type is None:
@@ -307,7 +322,7 @@ def watch(
         which no value passed through ``Module.perturb`` warns, as it
         recorded no gradient.
       stop_on_nonfinite: raise :class:`NonFiniteError` naming the first site
-        and step that held a NaN or Inf, at the next ``w.log``/``w.update``
+        or logged scalar and step that held a NaN or Inf, at the next ``w.log``/``w.update``
         or when the block ends. The model stays usable. Each ``w.log`` and
         ``w.update`` then waits for the step's summaries.
       methods: also stream the output of every submodule's method calls

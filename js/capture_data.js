@@ -58,10 +58,11 @@ class CaptureData {
   /** What hovering a row's name says: its recorded name, and what a call output is. @param {number} i */
   nameTitle(i) {
     const s = this.sites[i];
-    const [dotted] = this.siteTexts(i);
-    const lines = [s.label === dotted ? dotted : `${s.label}  (recorded as ${dotted})`];
+    const [dotted] = this.siteTexts(i).map(shownName);
+    const label = shownName(s.label);
+    const lines = [label === dotted ? dotted : `${label}  (recorded as ${dotted})`];
     if (s.same_as >= 0) {
-      const other = this.sites[s.same_as].label;
+      const other = shownName(this.sites[s.same_as].label);
       lines.push(`The same values as ${other}: same shape, statistics and histogram (this module returns ${other}'s result).`);
     }
     return lines.join("\n");

@@ -105,11 +105,12 @@ function rowCells(data, i, columns, samePath, colour) {
   const s = data.sites[i];
   const { schema } = data;
   const stat = (/** @type {string} */ name) => data.stat(i, name);
-  const pathCell = cell(s.path || "(root)");
+  const path = s.path || "(root)";
+  const pathCell = setName(cell("", "", shownName(path)), path);
   if (samePath) pathCell.classList.add("jcnb-same-path");
-  const nameCell = cell(s.shown_name, "jcnb-name", data.nameTitle(i));
+  const nameCell = setName(cell("", "jcnb-name", data.nameTitle(i)), s.shown_name);
   if (s.same_as >= 0) {
-    nameCell.append(h("span", "jcnb-same", ` = ${data.sites[s.same_as].label}`));
+    nameCell.append(setName(h("span", "jcnb-same"), ` = ${data.sites[s.same_as].label}`));
     nameCell.dataset.sameAs = String(s.same_as);
   }
   const cells = [pathCell, nameCell, cell(String(s.call), "jcnb-num"), cell(shapeText(s)), cell(s.dtype)];

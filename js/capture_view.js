@@ -116,7 +116,8 @@ function render({ model, el }) {
     state.selected = i;
     setCursor(i);
     const s = state.data.sites[i];
-    ui.detailTitle.textContent = `${s.label} [call ${s.call}] ${shapeText(s)} ${s.dtype}` + (s.note ? ` (${s.note})` : "");
+    ui.detailTitle.textContent = `${shownName(s.label)} [call ${s.call}] ${shapeText(s)} ${s.dtype}` + (s.note ? ` (${s.note})` : "");
+    ui.detailTitle.dir = "auto";
     ui.detailTitle.title = state.data.nameTitle(i);
     root.dataset.selected = String(i);
     ui.hint.hidden = true;
@@ -155,7 +156,7 @@ function render({ model, el }) {
     const first = model.get("_first_nonfinite");
     if (first >= 0) {
       const s = data.sites[first];
-      flag.textContent = `First ${data.schema.nonfiniteLabel}: ${s.label} [call ${s.call}] (${countText(data.nonfinite(first))} values). Click to inspect.`;
+      flag.textContent = `First ${data.schema.nonfiniteLabel}: ${shownName(s.label)} [call ${s.call}] (${countText(data.nonfinite(first))} values). Click to inspect.`;
       flag.style.display = "block";
       flag.dataset.site = String(first);
     } else {

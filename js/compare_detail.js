@@ -72,7 +72,7 @@ function drawDetail(ui, d, i, sqrtScale, onScale) {
   detail.hidden = false;
   const site = d.sites[i];
   const heading = h("div", "jcnb-cmp-detail-title");
-  heading.append(h("span", "jcnb-cmp-detail-site", site.label), h("span", "jcnb-cmp-detail-type", ` ${site.type}`));
+  heading.append(setName(h("span", "jcnb-cmp-detail-site"), site.label), h("span", "jcnb-cmp-detail-type", ` ${site.type}`));
   const body = h("div", "jcnb-cmp-detail-body");
   const figure = h("div", "jcnb-cmp-figure");
 
@@ -120,9 +120,9 @@ function statsTable(d, i) {
   const headRow = h("tr");
   headRow.appendChild(h("th"));
   d.modes.forEach((label, mode) => {
-    const th = h("th", "jcnb-cmp-stats-mode jcnb-cmp-marked", label);
+    const th = setName(h("th", "jcnb-cmp-stats-mode jcnb-cmp-marked"), label);
     th.style.setProperty("--jcnb-mode", d.colour(mode));
-    th.title = label;
+    th.title = shownName(label);
     headRow.appendChild(th);
   });
   stats.appendChild(headRow);

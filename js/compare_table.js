@@ -42,7 +42,7 @@ function drawOverlay(ctx, shares, colours, box, y, style) {
 
 /** A mode's label with its colour's swatch. @param {string} text @param {string} colour */
 function modeLabel(text, colour) {
-  const item = h("span", "jcnb-cmp-mode", text);
+  const item = setName(h("span", "jcnb-cmp-mode"), text);
   item.style.setProperty("--jcnb-mode", colour);
   return item;
 }
@@ -53,7 +53,7 @@ function drawLegend(legend, d) {
   d.modes.forEach((label, mode) => {
     const item = modeLabel(label, d.colour(mode));
     item.dataset.mode = String(mode);
-    item.title = mode === 0 ? `${label}: the reference, shifts are measured against it` : label;
+    item.title = mode === 0 ? `${shownName(label)}: the reference, shifts are measured against it` : shownName(label);
     legend.appendChild(item);
   });
 }
@@ -63,7 +63,7 @@ function siteWidth(root, d) {
   const ctx = document.createElement("canvas").getContext("2d");
   if (!ctx) return 220;
   ctx.font = getComputedStyle(root).font || "12px monospace";
-  const widest = Math.max(0, ...d.sites.map((s) => ctx.measureText(s.label).width));
+  const widest = Math.max(0, ...d.sites.map((s) => ctx.measureText(shownName(s.label)).width));
   return Math.ceil(Math.min(360, Math.max(140, widest + 16)));
 }
 
@@ -73,10 +73,10 @@ function tableHeads(d) {
   const groups = h("div", "jcnb-cmp-row jcnb-cmp-groups");
   groups.append(h("span"), h("span"), h("span"));
   d.modes.forEach((label, mode) => {
-    const group = h("span", "jcnb-cmp-cell jcnb-cmp-group", label);
+    const group = setName(h("span", "jcnb-cmp-cell jcnb-cmp-group"), label);
     group.style.setProperty("--jcnb-mode", d.colour(mode));
     group.style.gridColumn = `span ${d.tableColumns.length}`;
-    group.title = label;
+    group.title = shownName(label);
     groups.appendChild(group);
   });
   const names = h("div", "jcnb-cmp-row jcnb-cmp-head");
@@ -109,9 +109,9 @@ function tableRow(d, i, maxShift) {
   row.dataset.shift = String(shift);
   row.dataset.index = String(i);
   row.tabIndex = 0;
-  const name = h("span", "jcnb-cmp-cell jcnb-cmp-site", site.label);
-  const nans = d.modes.map((label, mode) => [label, d.stat(i, mode, "nan")]).filter(([, n]) => Number(n) > 0);
-  name.title = `${site.label}\n${site.site} (${site.type})` + nans.map(([label, n]) => `\n${n} NaN in ${label}`).join("");
+  const name = setName(h("span", "jcnb-cmp-cell jcnb-cmp-site"), site.label);
+  const nans = d.modes.map((label, mode) => [shownName(label), d.stat(i, mode, "nan")]).filter(([, n]) => Number(n) > 0);
+  name.title = `${shownName(site.label)}\n${shownName(site.site)} (${shownName(site.type)})` + nans.map(([label, n]) => `\n${n} NaN in ${label}`).join("");
   if (nans.length) row.classList.add("jcnb-cmp-nonfinite");
   row.appendChild(name);
 

@@ -4,57 +4,72 @@
 
 const TRACE_W = 76;
 const TRACE_H = 30;
-const VIEWS = ["heat", "offset", "overlay"];
+// "bands" is offered only with several runs.
+const VIEWS = ["heat", "offset", "overlay", "bands"];
 const VIEW_KEYS = {
   heat: "one column per recorded step; stronger colour, more values in the bin",
   offset: "one histogram per recorded step; later steps in front",
   overlay: "one histogram per recorded step; older steps fainter, the latest solid",
+  bands: "per run, the median and a shaded percentile band over steps",
 };
 // The statistics a card traces: the view's choice; their labels and
 // formats are the schema's.
 const TRACES = ["mean", "std", "zero_pct", "nonfinite"];
 
 /** @typedef {(x: number, y: number) => string | null} ReadOut */
+/** @typedef {{index: number, run: number, s: Series, colour: string, name: string}} Member */
+
+// The height of one run's histograms in a card of several runs.
+const PANEL_H = 104;
 
 /**
- * A small line of one statistic over steps, with the step markers.
- * @param {HTMLCanvasElement} canvas @param {Series} s @param {StatColumns} stats @param {string} name
- * @param {ReturnType<typeof themeOf>} theme @param {{marked: number | null}} marks
+ * A small line of one statistic over steps, one line per run, with the
+ * step markers.
+ * @param {HTMLCanvasElement} canvas @param {Member[]} members @param {StatColumns} stats @param {string} name
+ * @param {ReturnType<typeof themeOf>} theme @param {number | null} marked the first NaN/Inf's step
  * @returns {ReadOut} what the pointer reads over the trace
  */
-function drawTrace(canvas, s, stats, name, theme, marks) {
+function drawTrace(canvas, members, stats, name, theme, marked) {
   const ctx = sized(canvas, TRACE_W, TRACE_H);
-  const values = s.stats.map((r) => stats.statOf(r, name));
+  const lines = members.map((m) => ({ m, values: m.s.stats.map((r) => stats.statOf(r, name)) }));
   const box = { x: 1, y: 3, w: TRACE_W - 2, h: TRACE_H - 6 };
-  const finite = values.filter(Number.isFinite);
+  const finite = lines.flatMap((l) => l.values.filter(Number.isFinite));
   const lo = finite.length ? Math.min(...finite) : 0;
   const hi = finite.length ? Math.max(...finite) : 1;
-  const x = lineStepScale(s.steps, box.x, box.x + box.w);
+  const axis = unionSteps(members);
+  const x = lineStepScale(axis, box.x, box.x + box.w);
   const y = linearScale(lo, hi > lo ? hi : lo + 1, box.y + box.h, box.y);
   ctx.strokeStyle = theme.grid;
   ctx.strokeRect(0.5, 0.5, TRACE_W - 1, TRACE_H - 1);
-  if (marks.marked != null) stepLine(ctx, box, x(marks.marked), theme.bad, true);
-  ctx.strokeStyle = name === "nonfinite" && hi > 0 ? theme.bad : theme.series;
+  if (marked != null) stepLine(ctx, box, x(marked), theme.bad, true);
   ctx.lineWidth = 1.25;
-  ctx.beginPath();
-  let pen = false;
-  values.forEach((v, k) => {
-    if (!Number.isFinite(v)) return void (pen = false);
-    const px = s.steps.length > 1 ? x(s.steps[k]) : box.x + box.w / 2;
-    if (pen) ctx.lineTo(px, y(v));
-    else ctx.moveTo(px, y(v)), ctx.lineTo(px + 0.5, y(v));
-    pen = true;
-  });
-  ctx.stroke();
-  canvas.dataset.drawn = String(values.length);
+  for (const { m, values } of lines) {
+    const bad = name === "nonfinite" && values.some((v) => v > 0);
+    ctx.strokeStyle = bad && members.length === 1 ? theme.bad : m.colour;
+    ctx.beginPath();
+    let pen = false;
+    values.forEach((v, k) => {
+      if (!Number.isFinite(v)) return void (pen = false);
+      const px = axis.length > 1 ? x(m.s.steps[k]) : box.x + box.w / 2;
+      if (pen) ctx.lineTo(px, y(v));
+      else ctx.moveTo(px, y(v)), ctx.lineTo(px + 0.5, y(v));
+      pen = true;
+    });
+    ctx.stroke();
+  }
+  canvas.dataset.drawn = String(Math.max(0, ...lines.map((l) => l.values.length)));
   return (px) => {
-    const k = nearestIndex(s.steps, x.invert(px));
-    return `${stats.labelOf(name)}\nstep ${s.steps[k]}\nvalue ${stats.textOf(name, values[k])}`;
+    const step = axis[nearestIndex(axis, x.invert(px))];
+    const text = lines.map(({ m, values }) => {
+      const k = nearestIndex(m.s.steps, step);
+      return `${m.name ? `${m.name}: ` : "value "}${stats.textOf(name, values[k])}`;
+    });
+    return `${stats.labelOf(name)}\nstep ${step}\n${text.join("\n")}`;
   };
 }
 
 /**
- * A new, empty card for site i: its title, histogram canvas and traces.
+ * A new, empty card for group i: its title, histogram panels and traces.
  * @param {number} i @param {(cls: string) => HTMLCanvasElement} hover makes a canvas with a read-out
  */
 function newCard(i, hover) {
@@ -69,89 +84,166 @@ function newCard(i, hover) {
     trace.append(h("div", "jcnb-live-trace-label"), hover("jcnb-live-trace-canvas"));
     traces.append(trace);
   }
-  card.append(top, hover("jcnb-live-over"), traces, h("div", "jcnb-hint jcnb-live-card-hint", "waiting for this site's first row…"));
+  card.append(top, h("div", "jcnb-live-panels"), traces, h("div", "jcnb-hint jcnb-live-card-hint", "waiting for this site's first row…"));
   return card;
 }
 
 /**
- * Draws every site's card the filter lets through.
+ * The histogram canvases of a card, `n` of them shown: one per run, or one
+ * for the bands view. Each run's has its name above it in its colour.
+ * @param {HTMLElement} card @param {number} n @param {(cls: string) => HTMLCanvasElement} hover
+ * @returns {{panel: HTMLElement, label: HTMLElement, canvas: HTMLCanvasElement}[]}
+ */
+function panelsOf(card, n, hover) {
+  const box = /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-panels"));
+  while (box.children.length < n) {
+    const panel = h("div", "jcnb-live-panel");
+    panel.append(h("div", "jcnb-live-panel-label"), hover("jcnb-live-over"));
+    box.append(panel);
+  }
+  return [...box.children].map((panel, j) => {
+    /** @type {HTMLElement} */ (panel).hidden = j >= n;
+    return { panel: /** @type {HTMLElement} */ (panel), label: /** @type {HTMLElement} */ (panel.children[0]), canvas: /** @type {HTMLCanvasElement} */ (panel.children[1]) };
+  });
+}
+
+/**
+ * Draws every card the filter lets through: per site (and, with several
+ * runs, per run) its histograms over steps, and the traces.
  * @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {StatColumns} stats
- * @param {{label: string, kind: string}[]} meta the kernel's `_sites`
+ * @param {Entry[]} meta the kernel's `_sites` @param {Group[]} groups the cards @param {Runs} runs
  * @param {FirstNonfinite} found @param {Map<HTMLCanvasElement, ReadOut>} readOuts set for each canvas drawn
  */
-function drawCards(ui, state, stats, meta, found, readOuts) {
+function drawCards(ui, state, stats, meta, groups, runs, found, readOuts) {
   const { grid } = ui;
   ui.gridSection.hidden = !meta.length || !hasRows(state);
-  while (grid.children.length < meta.length) grid.append(newCard(grid.children.length, ui.hover));
+  while (grid.children.length < groups.length) grid.append(newCard(grid.children.length, ui.hover));
   const theme = themeOf(ui.root);
   const matches = siteMatcher(ui.filter);
-  const log = ui.countLog.checked;
-  const drawView = HISTOGRAM_VIEWS[state.view] || HISTOGRAM_VIEWS.heat;
-  meta.forEach((site, i) => {
-    const card = /** @type {HTMLElement} */ (grid.children[i]);
-    card.hidden = !matches(site.label);
-    card.classList.toggle("jcnb-selected", i === state.selected);
-    card.querySelector(".jcnb-live-title").textContent = site.label;
-    card.querySelector(".jcnb-live-kind").textContent = site.kind;
+  groups.forEach((group, g) => {
+    const card = /** @type {HTMLElement} */ (grid.children[g]);
+    card.hidden = !matches(group.label);
+    card.classList.toggle("jcnb-selected", g === state.selected);
+    setName(card.querySelector(".jcnb-live-title"), group.label);
+    card.querySelector(".jcnb-live-kind").textContent = group.kind;
     if (card.hidden) return;
-    const s = state.sites[i] || new Series();
-    const empty = !s.steps.length;
-    const over = /** @type {HTMLCanvasElement} */ (card.querySelector(".jcnb-live-over"));
-    over.hidden = empty;
+    const members = shownMembers(group, meta, state.sites, runs).filter((m) => m.s.steps.length);
+    const empty = !members.length;
+    /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-panels")).hidden = empty;
     /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-traces")).hidden = empty;
     /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-card-hint")).hidden = !empty;
-    if (empty) return;
-    const marked = found && found.site === i ? found.step : null;
-    const shownRow = i === state.selected ? shownIndex(state, s) : -1;
-    const marks = { marked, shown: shownRow >= 0 ? s.steps[shownRow] : null, markedRow: found && found.site === i ? found.row : -1, shownRow };
-    if (marked != null) card.dataset.markedStep = String(marked);
+    const flagged = found && members.find((m) => m.index === found.site);
+    if (flagged) card.dataset.markedStep = String(found.step);
     else delete card.dataset.markedStep;
-    const ctx = sized(over, CARD_W, OVER_H);
-    const drawn = drawView(ctx, s, stats, theme, marks, log);
-    over.dataset.drawn = String(s.steps.length);
-    over.dataset.view = state.view;
-    over.dataset.xTicks = drawn.xTicks;
-    over.dataset.yTicks = drawn.yTicks;
-    readOuts.set(over, drawn.readOut);
-    const last = s.stats[s.stats.length - 1];
+    if (empty) return;
+    const axis = unionSteps(members);
+    const shown = g === state.selected ? shownStep(state, axis) : null;
+    drawPanels(card, ui, state, stats, members, runs, { axis, shown, found, theme }, readOuts);
+    const last = members[0].s.stats[members[0].s.stats.length - 1];
     card.querySelectorAll(".jcnb-live-trace").forEach((trace, t) => {
       const name = TRACES[t];
       const canvas = /** @type {HTMLCanvasElement} */ (trace.children[1]);
-      trace.children[0].textContent = `${stats.labelOf(name)} ${stats.textOf(name, stats.statOf(last, name))}`;
-      readOuts.set(canvas, drawTrace(canvas, s, stats, name, theme, marks));
+      // With several runs the values differ per run: the read-out has them.
+      trace.children[0].textContent = runs.several ? stats.labelOf(name) : `${stats.labelOf(name)} ${stats.textOf(name, stats.statOf(last, name))}`;
+      readOuts.set(canvas, drawTrace(canvas, members, stats, name, theme, flagged ? found.step : null));
     });
   });
 }
 
 /**
- * The key of the histogram view in use: what the colours and lines mean.
- * @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {StatColumns} stats @param {FirstNonfinite} found
+ * A card's histograms: the view in use per run, one above the other on the
+ * card's step axis, or the runs' bands overlaid in one chart.
+ * @param {HTMLElement} card @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {StatColumns} stats
+ * @param {Member[]} members @param {Runs} runs
+ * @param {{axis: number[], shown: number | null, found: FirstNonfinite, theme: ReturnType<typeof themeOf>}} at
+ * @param {Map<HTMLCanvasElement, ReadOut>} readOuts
  */
-function drawKey(ui, state, stats, found) {
+function drawPanels(card, ui, state, stats, members, runs, at, readOuts) {
+  const { axis, shown, found, theme } = at;
+  const log = ui.countLog.checked;
+  const bands = runs.several && state.view === "bands";
+  const panels = panelsOf(card, bands ? 1 : members.length, ui.hover);
+  const marksOf = (/** @type {Member} */ m) => {
+    const flagged = found && found.site === m.index;
+    const shownRow = shown == null ? -1 : nearestIndex(m.s.steps, shown);
+    return { marked: flagged ? found.step : null, shown, markedRow: flagged ? found.row : -1, shownRow };
+  };
+  if (bands) {
+    const { canvas, label } = panels[0];
+    label.hidden = true;
+    const marked = members.map(marksOf).find((mk) => mk.marked != null)?.marked ?? null;
+    const drawn = drawRunBands(sized(canvas, CARD_W, OVER_H), members, stats, theme, { marked, shown }, axis);
+    return finishCanvas(canvas, drawn, axis.length, "bands", readOuts);
+  }
+  const drawView = HISTOGRAM_VIEWS[state.view] || HISTOGRAM_VIEWS.heat;
+  members.forEach((m, j) => {
+    const { canvas, label } = panels[j];
+    label.hidden = !runs.several;
+    setName(label, m.name);
+    label.style.color = m.colour;
+    canvas.dataset.run = String(m.run);
+    const height = runs.several ? PANEL_H : OVER_H;
+    // Several runs: each run's histograms in its colour, and of the bands
+    // only their lines, in the text colours: no run's colour reads as
+    // another's band, and no shading hides the heat.
+    const look = runs.several ? { ...theme, series: m.colour, band: theme.fg2, median: theme.fg } : theme;
+    const frame = { w: CARD_W, h: height, stepAxis: state.view === "heat" ? axis : m.s.steps, shaded: !runs.several };
+    const drawn = drawView(sized(canvas, CARD_W, height), m.s, stats, look, marksOf(m), log, frame);
+    finishCanvas(canvas, drawn, m.s.steps.length, state.view, readOuts);
+  });
+}
+
+/** Marks a drawn histogram canvas for readers and tests, and sets its read-out. */
+function finishCanvas(/** @type {HTMLCanvasElement} */ canvas, /** @type {Drawn} */ drawn, /** @type {number} */ rows, /** @type {string} */ view, /** @type {Map<HTMLCanvasElement, ReadOut>} */ readOuts) {
+  canvas.dataset.drawn = String(rows);
+  canvas.dataset.view = view;
+  canvas.dataset.xTicks = drawn.xTicks;
+  canvas.dataset.yTicks = drawn.yTicks;
+  canvas.dataset.unfinite = String(drawn.unfinite ?? 0);
+  readOuts.set(canvas, drawn.readOut);
+}
+
+/**
+ * The key of the histogram view in use: what the colours and lines mean.
+ * With several runs the legend gives the runs' colours, and the key the
+ * view's marks in the text colours they are drawn in.
+ * @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {StatColumns} stats
+ * @param {Runs} runs @param {FirstNonfinite} found
+ */
+function drawKey(ui, state, stats, runs, found) {
   const { percentiles, schema } = stats;
   const { root, viewSwitch } = ui;
+  if (state.view === "bands" && !runs.several) state.view = "heat";
   const view = state.view;
   const theme = themeOf(root);
+  const look = runs.several ? { ...theme, series: theme.fg2, band: theme.fg2, median: theme.fg } : theme;
   const items = [];
+  if (runs.several && view !== "bands") items.push(h("span", "jcnb-muted", view === "heat" ? "one chart per run, on one step axis ·" : "one chart per run ·"));
   if (view === "heat") {
-    items.push(keyItem(theme.series, VIEW_KEYS.heat));
+    items.push(keyItem(look.series, VIEW_KEYS.heat));
     const first = percentiles[0];
     const last = percentiles[percentiles.length - 1];
-    items.push(keyItem(theme.band, `${ordinal(first)} / ${ordinal(last)} percentile (min, max)`, "line"));
-    for (const [low, high, alpha] of schema.bands) items.push(keyItem(faded(theme.band, alpha + 0.15), `${ordinal(low)}–${ordinal(high)}`));
-    items.push(keyItem(theme.median, "median", "line"));
+    items.push(keyItem(look.band, `${ordinal(first)} / ${ordinal(last)} percentile (min, max)`, "line"));
+    if (!runs.several) for (const [low, high, alpha] of schema.bands) items.push(keyItem(faded(look.band, alpha + 0.15), `${ordinal(low)}–${ordinal(high)}`));
+    items.push(keyItem(look.median, "median", "line"));
+    items.push(h("span", "jcnb-muted", "x: step · y: value"));
+  } else if (view === "bands") {
+    const [low, high] = runBand(schema);
+    items.push(keyItem(faded(theme.fg2, 0.35), `${ordinal(low)}–${ordinal(high)} percentile, per run`));
+    items.push(keyItem(theme.fg2, "median, per run", "line"));
     items.push(h("span", "jcnb-muted", "x: step · y: value"));
   } else {
-    items.push(keyItem(theme.series, VIEW_KEYS[view], "line"));
+    items.push(keyItem(look.series, VIEW_KEYS[view], "line"));
     items.push(h("span", "jcnb-muted", view === "offset" ? "x: value · y: step" : "x: value · y: count"));
   }
   if (found) items.push(keyItem(theme.bad, "first NaN/Inf step", "line"));
   if (state.selected >= 0) items.push(keyItem(theme.accent, "step shown below", "line"));
   ui.key.replaceChildren(...items);
   for (const button of viewSwitch.children) {
-    const on = /** @type {HTMLElement} */ (button).dataset.view === view;
-    button.classList.toggle("jcnb-on", on);
-    button.setAttribute("aria-pressed", String(on));
+    const name = /** @type {HTMLElement} */ (button).dataset.view;
+    /** @type {HTMLElement} */ (button).hidden = name === "bands" && !runs.several;
+    button.classList.toggle("jcnb-on", name === view);
+    button.setAttribute("aria-pressed", String(name === view));
   }
   root.dataset.view = view;
   root.dataset.countScale = ui.countLog.checked ? "log" : "linear";

@@ -13,7 +13,18 @@ const MAX_LINES = 40;
  * @typedef {{marked: number | null, shown: number | null, markedRow: number, shownRow: number}} Marks
  * the first NaN/Inf's step and row, and the step and row the detail shows (null, -1: none)
  */
-/** @typedef {{xTicks: string, yTicks: string, readOut: (x: number, y: number) => string | null}} Drawn */
+/**
+ * @typedef {{xTicks: string, yTicks: string, unfinite?: number, readOut: (x: number, y: number) => string | null}} Drawn
+ * the ticks drawn, how many steps of only NaN/Inf were marked, and what the pointer reads
+ */
+/**
+ * @typedef {{w: number, h: number, stepAxis: number[], shaded: boolean}} Frame the canvas's size;
+ * the steps the step axis spans: the series' own, or every run's of a card, so the runs line up;
+ * whether the heat view shades its percentile bands or draws only their lines
+ */
+
+/** A card's frame for one series of one run. @param {Series} s @returns {Frame} */
+const soloFrame = (s) => ({ w: CARD_W, h: OVER_H, stepAxis: s.steps, shaded: true });
 
 /**
  * A scale over recorded steps whose columns (one per row) meet halfway
@@ -50,17 +61,28 @@ const countTicks = (y) => {
 /** Tick texts, for a canvas's data attribute. @param {number[]} ticks @param {(v: number) => string} [text] */
 const tickList = (ticks, text = tickText) => ticks.map(text).join(" ");
 
-/** The value range every row's histogram covers, over finite rows only. @param {Series} s @param {StatColumns} stats */
+/**
+ * The value range every row's histogram covers, over rows that hold a
+ * finite value: a row of only NaN/Inf has a placeholder range, which must
+ * not stretch the axis of the others.
+ * @param {Series} s @param {StatColumns} stats
+ */
 function valueRange(s, stats) {
   const { col } = stats;
   let lo = Infinity;
   let hi = -Infinity;
-  for (const r of s.stats) {
-    if (Number.isFinite(r[col.lo])) lo = Math.min(lo, r[col.lo]);
-    if (Number.isFinite(r[col.hi])) hi = Math.max(hi, r[col.hi]);
-  }
+  s.stats.forEach((r, k) => {
+    if (!drawable(s, stats, k)) return;
+    lo = Math.min(lo, r[col.lo]);
+    hi = Math.max(hi, r[col.hi]);
+  });
   if (!(hi >= lo)) return null;
   return hi > lo ? [lo, hi] : [lo - 0.5, hi + 0.5];
+}
+
+/** Whether row k's histogram holds any finite value. @param {Series} s @param {StatColumns} stats @param {number} k */
+function drawable(s, stats, k) {
+  return Number.isFinite(s.stats[k][stats.col.lo]) && s.hists[k].some((c) => c > 0);
 }
 
 /** Row k's bin i as [from, to). @param {Series} s @param {StatColumns} stats @param {number} k @param {number} i */
@@ -109,25 +131,65 @@ function stepLine(ctx, box, px, colour, dashed) {
   ctx.restore();
 }
 
+/** "no finite value: 32768 NaN". @param {Series} s @param {StatColumns} stats @param {number} k */
+function nonfiniteText(s, stats, k) {
+  const r = s.stats[k];
+  const counts = stats.schema.nonfinite.filter((n) => r[stats.col[n.key]] > 0).map((n) => `${statText("count", r[stats.col[n.key]])} ${n.label}`);
+  return `no finite value${counts.length ? `: ${counts.join(", ")}` : ""}`;
+}
+
+/**
+ * Marks the columns of rows with no finite value (only NaN/Inf) in the
+ * error colour, hatched over the whole height: they have no histogram to
+ * draw and take no part in the value axis.
+ * @param {CanvasRenderingContext2D} ctx @param {Series} s @param {StatColumns} stats
+ * @param {{x: number, y: number, w: number, h: number}} box @param {(k: number) => number[]} columnOf
+ * @param {ReturnType<typeof themeOf>} theme
+ * @returns {Set<number>} the rows marked
+ */
+function markNonfinite(ctx, s, stats, box, columnOf, theme) {
+  const marked = new Set();
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(box.x, box.y, box.w, box.h);
+  ctx.clip();
+  s.steps.forEach((_, k) => {
+    if (drawable(s, stats, k) || stats.nonfiniteOf(s.stats[k]) === 0) return;
+    marked.add(k);
+    const [left, right] = columnOf(k);
+    const width = Math.max(right - left, 2);
+    ctx.fillStyle = faded(theme.bad, 0.16);
+    ctx.fillRect(left, box.y, width, box.h);
+    ctx.fillStyle = theme.bad;
+    ctx.fillRect(left, box.y, width, 3);
+  });
+  ctx.restore();
+  return marked;
+}
+
 /**
  * The heat view: a column per recorded step, coloured by the count in
  * each bin, with the percentile bands and the median over it.
  * @param {CanvasRenderingContext2D} ctx @param {Series} s @param {StatColumns} stats
  * @param {ReturnType<typeof themeOf>} theme @param {Marks} marks @param {boolean} log counts on a log scale
+ * @param {Frame} [frame]
  * @returns {Drawn}
  */
-function drawHeat(ctx, s, stats, theme, marks, log) {
-  const box = plotBox(CARD_W, OVER_H, { left: 44 });
+function drawHeat(ctx, s, stats, theme, marks, log, frame = soloFrame(s)) {
+  const box = plotBox(frame.w, frame.h, { left: 44 });
   const values = valueRange(s, stats);
   const n = s.steps.length;
-  const x = columnScale(s.steps, box.x, box.x + box.w);
+  const axis = frame.stepAxis;
+  const x = columnScale(axis, box.x, box.x + box.w);
+  const gap = n > 1 ? (s.steps[n - 1] - s.steps[0]) / (n - 1) : 1;
+  /** Row k's column, from halfway to the step before to halfway to the next. @param {number} k */
+  const columnOf = (k) => [x(k ? (s.steps[k - 1] + s.steps[k]) / 2 : s.steps[0] - gap / 2), x(k < n - 1 ? (s.steps[k] + s.steps[k + 1]) / 2 : s.steps[n - 1] + gap / 2)];
   const y = linearScale(...(values || [0, 1]), box.y + box.h, box.y);
   for (let k = 0; k < n; k++) {
     const hist = s.hists[k];
     const top = Math.max(1, ...hist);
     const shade = countScale(top, 0, 1, log);
-    const left = x(k ? (s.steps[k - 1] + s.steps[k]) / 2 : x.domain[0]);
-    const right = x(k < n - 1 ? (s.steps[k] + s.steps[k + 1]) / 2 : x.domain[1]);
+    const [left, right] = columnOf(k);
     ctx.fillStyle = theme.series;
     for (let i = 0; i < hist.length; i++) {
       if (!hist[i]) continue;
@@ -141,20 +203,24 @@ function drawHeat(ctx, s, stats, theme, marks, log) {
     }
   }
   ctx.globalAlpha = 1;
-  drawBands(ctx, s, stats, x, y, theme);
+  drawBands(ctx, s, stats, x, y, theme, frame.shaded ? stats.schema.bands : []);
+  const unfinite = markNonfinite(ctx, s, stats, box, columnOf, theme);
   // Ticks only at steps between the first and last recorded: the columns'
   // half-widths at either end are no steps of the run.
-  const xTicks = stepTicks(s.steps[0], s.steps[n - 1], 5);
-  const yTicks = y.ticks(5);
+  const xTicks = stepTicks(axis[0], axis[axis.length - 1], 5);
+  const yTicks = y.ticks(frame.h < OVER_H ? 3 : 5);
   drawAxes(ctx, box, { theme, x, xTicks, y, yTicks });
   if (marks.shown != null) stepLine(ctx, box, x(marks.shown), theme.accent, false);
   if (marks.marked != null) stepLine(ctx, box, x(marks.marked), theme.bad, true);
   return {
     xTicks: tickList(xTicks),
     yTicks: tickList(yTicks),
+    unfinite: unfinite.size,
     readOut: (px, py) => {
       if (px < box.x || px > box.x + box.w || py < box.y || py > box.y + box.h) return null;
+      if (!n) return null;
       const k = nearestIndex(s.steps, x.invert(px));
+      if (unfinite.has(k)) return `step ${s.steps[k]}\n${nonfiniteText(s, stats, k)}`;
       const i = binAt(s, stats, k, y.invert(py));
       const bin = i >= 0 ? binText(s, stats, k, i) : `step ${s.steps[k]}\nno values here`;
       return `${bin}\n${percentileText(s, stats, k)}`;
@@ -169,8 +235,9 @@ function drawHeat(ctx, s, stats, theme, marks, log) {
  * lines.
  * @param {CanvasRenderingContext2D} ctx @param {Series} s @param {StatColumns} stats
  * @param {(v: number) => number} x @param {(v: number) => number} y @param {ReturnType<typeof themeOf>} theme
+ * @param {number[][]} [bands] (low, high, opacity) of each shaded band @param {boolean} [extremes] draw the lowest and highest percentile
  */
-function drawBands(ctx, s, stats, x, y, theme) {
+function drawBands(ctx, s, stats, x, y, theme, bands = stats.schema.bands, extremes = true) {
   const { pcol, percentiles, schema } = stats;
   const n = s.steps.length;
   const px = (/** @type {number} */ k) => x(s.steps[k]);
@@ -189,7 +256,7 @@ function drawBands(ctx, s, stats, x, y, theme) {
     }
     return out;
   };
-  for (const [low, high, alpha] of schema.bands) {
+  for (const [low, high, alpha] of bands) {
     const [cl, ch] = [pcol(low), pcol(high)];
     ctx.fillStyle = faded(theme.band, alpha);
     for (const points of runs([cl, ch])) {
@@ -212,8 +279,10 @@ function drawBands(ctx, s, stats, x, y, theme) {
     }
     ctx.restore();
   };
-  line(pcol(percentiles[0]), theme.band, 1, [2, 2]);
-  line(pcol(percentiles[percentiles.length - 1]), theme.band, 1, [2, 2]);
+  if (extremes) {
+    line(pcol(percentiles[0]), theme.band, 1, [2, 2]);
+    line(pcol(percentiles[percentiles.length - 1]), theme.band, 1, [2, 2]);
+  }
   line(pcol(schema.median), theme.median, 1.5, []);
 }
 
@@ -238,26 +307,27 @@ function histogramPath(s, stats, k, x, height, base) {
   return path;
 }
 
-/** Rows whose histogram holds any finite value. @param {Series} s @param {StatColumns} stats @param {number} k */
-const drawable = (s, stats, k) => Number.isFinite(s.stats[k][stats.col.lo]) && s.hists[k].some((c) => c > 0);
 
 /**
  * TensorBoard's offset view: one histogram line per recorded step, each
  * on its own baseline down the step axis, later steps in front.
  * @param {CanvasRenderingContext2D} ctx @param {Series} s @param {StatColumns} stats
  * @param {ReturnType<typeof themeOf>} theme @param {Marks} marks @param {boolean} log counts on a log scale
+ * @param {Frame} [frame]
  * @returns {Drawn}
  */
-function drawOffset(ctx, s, stats, theme, marks, log) {
-  const box = plotBox(CARD_W, OVER_H, { left: 44 });
+function drawOffset(ctx, s, stats, theme, marks, log, frame = soloFrame(s)) {
+  const box = plotBox(frame.w, frame.h, { left: 44 });
   const values = valueRange(s, stats) || [0, 1];
   const x = linearScale(values[0], values[1], box.x, box.x + box.w);
-  const rows = lineRows(s.steps.length, [marks.markedRow, marks.shownRow]).filter((k) => drawable(s, stats, k));
+  const picked = lineRows(s.steps.length, [marks.markedRow, marks.shownRow]);
+  const rows = picked.filter((k) => drawable(s, stats, k));
+  // Rows of only NaN/Inf have no histogram: a dashed baseline marks them.
+  const unfinite = picked.filter((k) => !drawable(s, stats, k) && stats.nonfiniteOf(s.stats[k]) > 0);
   const ridge = box.h * 0.45;
   const steps = s.steps;
-  // The step axis spans the steps that have a histogram to draw.
-  const first = rows.length ? steps[rows[0]] : steps[0];
-  const last = rows.length ? steps[rows[rows.length - 1]] : steps[steps.length - 1];
+  const first = steps[0];
+  const last = steps[steps.length - 1];
   const yStep = linearScale(last > first ? first : first - 1, last, box.y + ridge, box.y + box.h);
   const top = Math.max(1, ...rows.flatMap((k) => Array.from(s.hists[k])));
   const heightOf = countScale(top, 0, ridge, log);
@@ -280,13 +350,25 @@ function drawOffset(ctx, s, stats, theme, marks, log) {
     ctx.stroke(path);
     ctx.globalAlpha = 1;
   });
+  ctx.strokeStyle = theme.bad;
+  ctx.setLineDash([3, 2]);
+  for (const k of unfinite) {
+    ctx.beginPath();
+    ctx.moveTo(box.x, Math.round(yStep(steps[k])) + 0.5);
+    ctx.lineTo(box.x + box.w, Math.round(yStep(steps[k])) + 0.5);
+    ctx.stroke();
+  }
   ctx.restore();
   return {
     xTicks: tickList(xTicks),
     yTicks: tickList(yTicks, String),
+    unfinite: unfinite.length,
     readOut: (px, py) => {
-      if (px < box.x || px > box.x + box.w || py < box.y || py > box.y + box.h || !rows.length) return null;
+      if (px < box.x || px > box.x + box.w || py < box.y || py > box.y + box.h || !picked.length) return null;
       // The front-most histogram whose baseline is at or below the pointer.
+      const near = unfinite.find((k) => Math.abs(yStep(steps[k]) - py) <= 2);
+      if (near !== undefined) return `step ${steps[near]}\n${nonfiniteText(s, stats, near)}`;
+      if (!rows.length) return null;
       const below = rows.filter((k) => yStep(steps[k]) >= py - 2);
       const k = below.length ? below[0] : rows[rows.length - 1];
       const i = binAt(s, stats, k, x.invert(px));
@@ -300,10 +382,11 @@ function drawOffset(ctx, s, stats, theme, marks, log) {
  * older ones fainter, the latest solid.
  * @param {CanvasRenderingContext2D} ctx @param {Series} s @param {StatColumns} stats
  * @param {ReturnType<typeof themeOf>} theme @param {Marks} marks @param {boolean} log counts on a log scale
+ * @param {Frame} [frame]
  * @returns {Drawn}
  */
-function drawOverlay(ctx, s, stats, theme, marks, log) {
-  const box = plotBox(CARD_W, OVER_H, { left: 44 });
+function drawOverlay(ctx, s, stats, theme, marks, log, frame = soloFrame(s)) {
+  const box = plotBox(frame.w, frame.h, { left: 44 });
   const values = valueRange(s, stats) || [0, 1];
   const x = linearScale(values[0], values[1], box.x, box.x + box.w);
   const rows = lineRows(s.steps.length, [marks.markedRow, marks.shownRow]).filter((k) => drawable(s, stats, k));
@@ -342,7 +425,52 @@ function drawOverlay(ctx, s, stats, theme, marks, log) {
   };
 }
 
+/**
+ * The bands view of several runs: per run, the middle percentile band of
+ * the schema shaded and the median as a line, in the run's colour, on one
+ * step axis and one value axis.
+ * @param {CanvasRenderingContext2D} ctx @param {{s: Series, colour: string, name: string}[]} members
+ * @param {StatColumns} stats @param {ReturnType<typeof themeOf>} theme @param {{marked: number | null, shown: number | null}} marks
+ * @param {number[]} stepAxis every step of the members
+ * @returns {Drawn}
+ */
+function drawRunBands(ctx, members, stats, theme, marks, stepAxis) {
+  const box = plotBox(CARD_W, OVER_H, { left: 44 });
+  const { pcol, schema } = stats;
+  const [low, high] = runBand(schema);
+  const ranges = members.map((m) => valueRange(m.s, stats)).filter((r) => r !== null);
+  const lo = ranges.length ? Math.min(...ranges.map((r) => r[0])) : 0;
+  const hi = ranges.length ? Math.max(...ranges.map((r) => r[1])) : 1;
+  const x = lineStepScale(stepAxis.length ? stepAxis : [0], box.x, box.x + box.w);
+  const y = linearScale(lo, hi, box.y + box.h, box.y);
+  const xTicks = stepTicks(...x.domain, 5);
+  const yTicks = y.ticks(5);
+  drawAxes(ctx, box, { theme, x, xTicks, y, yTicks });
+  for (const m of members) drawBands(ctx, m.s, stats, x, y, { ...theme, band: m.colour, median: m.colour }, [[low, high, 0.22]], false);
+  if (marks.shown != null) stepLine(ctx, box, x(marks.shown), theme.accent, false);
+  if (marks.marked != null) stepLine(ctx, box, x(marks.marked), theme.bad, true);
+  return {
+    xTicks: tickList(xTicks),
+    yTicks: tickList(yTicks),
+    readOut: (px, py) => {
+      if (px < box.x || px > box.x + box.w || py < box.y || py > box.y + box.h) return null;
+      const step = x.invert(px);
+      const lines = members.filter((m) => m.s.steps.length).map((m) => {
+        const r = m.s.stats[nearestIndex(m.s.steps, step)];
+        return `${m.name}: median ${fmt(r[pcol(schema.median)])} (${ordinal(low)} ${fmt(r[pcol(low)])}, ${ordinal(high)} ${fmt(r[pcol(high)])})`;
+      });
+      return lines.length ? `step ≈ ${Math.round(step)}\n${lines.join("\n")}` : null;
+    },
+  };
+}
+
+/** The band the bands view shades per run: the middle one of the schema's. @param {ReturnType<typeof schemaOf>} schema */
+function runBand(schema) {
+  const band = schema.bands[Math.floor(schema.bands.length / 2)] || [16, 84];
+  return [band[0], band[1]];
+}
+
 /** Each histogram view's drawing function, by the view's name. */
 const HISTOGRAM_VIEWS = { heat: drawHeat, offset: drawOffset, overlay: drawOverlay };
 
-export { CARD_W, OVER_H, HISTOGRAM_VIEWS, lineStepScale, countTicks, tickList, binText, stepLine };
+export { CARD_W, OVER_H, HISTOGRAM_VIEWS, drawRunBands, runBand, lineStepScale, countTicks, tickList, binAt, binText, stepLine, drawable, histogramPath };

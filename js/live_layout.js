@@ -19,6 +19,11 @@ function liveLayout(readOuts) {
   head.append(progress, flag, filter);
   const waiting = h("div", "jcnb-hint jcnb-live-waiting");
   waiting.hidden = true;
+  // The runs of a view of several, each a button that shows or hides it.
+  const legend = h("div", "jcnb-live-legend");
+  legend.setAttribute("role", "group");
+  legend.setAttribute("aria-label", "runs");
+  legend.hidden = true;
 
   // Scalars: smoothing and log scale for all of them, then one card each.
   const scalarSection = h("div", "jcnb-live-scalar-section");
@@ -33,7 +38,14 @@ function liveLayout(readOuts) {
   smoothingLabel.append(smoothing, smoothingText);
   const scalarLogLabel = h("label", "jcnb-live-tool");
   scalarLogLabel.append(scalarLog, document.createTextNode(" log scale"));
-  scalarTools.append(smoothingLabel, scalarLogLabel);
+  // On by default, as TensorBoard's: one spike must not flatten the rest of training.
+  const outliers = /** @type {HTMLInputElement} */ (h("input", "jcnb-live-outliers"));
+  outliers.type = "checkbox";
+  outliers.checked = true;
+  const outliersLabel = h("label", "jcnb-live-tool");
+  outliersLabel.title = "scale the value axis to the 5th–95th percentile of the values";
+  outliersLabel.append(outliers, document.createTextNode(" ignore outliers"));
+  scalarTools.append(smoothingLabel, scalarLogLabel, outliersLabel);
   const scalarsBox = h("div", "jcnb-live-scalars");
   scalarSection.append(scalarTools, scalarsBox);
   scalarSection.hidden = true;
@@ -79,7 +91,7 @@ function liveLayout(readOuts) {
   const numbers = h("div", "jcnb-live-numbers");
   detail.append(detailTitle, stepRow, stepCanvas, numbers);
 
-  root.append(head, waiting, scalarSection, gridSection, detail);
+  root.append(head, legend, waiting, scalarSection, gridSection, detail);
 
   /** A canvas that shows what `readOuts` holds for it under the pointer. @param {string} cls */
   const hover = (cls) => {
@@ -90,8 +102,8 @@ function liveLayout(readOuts) {
   hoverReadOut(stepCanvas, tooltip, (x, y) => readOuts.get(stepCanvas)?.(x, y) ?? null);
 
   return {
-    root, tooltip, hover, progress, flag, filter, waiting,
-    scalarSection, smoothing, smoothingText, scalarLog, scalarsBox,
+    root, tooltip, hover, progress, flag, filter, waiting, legend,
+    scalarSection, smoothing, smoothingText, scalarLog, outliers, scalarsBox,
     gridSection, viewSwitch, countLog, key, grid,
     detail, detailTitle, range, stepInput, stepNote, stepCanvas, numbers,
   };
@@ -100,22 +112,51 @@ function liveLayout(readOuts) {
 /** @typedef {ReturnType<typeof liveLayout>} LiveLayout */
 
 /**
- * "h (gradient)": how the flag names a site; a value and its gradient share a label.
- * @param {{label: string, kind: string}[]} meta the kernel's `_sites` @param {number} i
+ * "h (gradient)": how the flag names a site; a value and its gradient share
+ * a label. With several runs, the run follows: "h (gradient) in lr=0.1".
+ * @param {Entry[]} meta the kernel's `_sites` @param {number} i @param {Runs} runs
  */
-function siteName(meta, i) {
+function siteName(meta, i, runs) {
   const site = meta[i];
   if (!site) return "";
-  return site.kind === "activation" || site.kind === "gradient" ? `${site.label} (${site.kind})` : site.label;
+  const name = site.kind === "activation" || site.kind === "gradient" ? `${site.label} (${site.kind})` : site.label;
+  return runs.several ? `${name} in ${runs.names[site.run ?? 0]}` : name;
+}
+
+/**
+ * The legend of a view of several runs: a button per run in its colour,
+ * pressed while the run is shown.
+ * @param {LiveLayout} ui @param {Runs} runs
+ */
+function drawLegend(ui, runs) {
+  ui.legend.hidden = !runs.several;
+  if (!runs.several) return;
+  while (ui.legend.children.length < runs.names.length) {
+    const button = h("button", "jcnb-live-run");
+    button.dataset.run = String(ui.legend.children.length);
+    button.append(h("span", "jcnb-key-swatch"), h("span", "jcnb-live-run-name"));
+    ui.legend.append(button);
+  }
+  runs.names.forEach((name, run) => {
+    const button = /** @type {HTMLElement} */ (ui.legend.children[run]);
+    const shown = runs.shown(run);
+    /** @type {HTMLElement} */ (button.children[0]).style.background = shown ? runs.colour(run) : "transparent";
+    /** @type {HTMLElement} */ (button.children[0]).style.borderColor = runs.colour(run);
+    setName(/** @type {HTMLElement} */ (button.children[1]), name);
+    button.classList.toggle("jcnb-off", !shown);
+    button.setAttribute("aria-pressed", String(shown));
+    button.title = shown ? `hide run ${name}` : `show run ${name}`;
+  });
 }
 
 /**
  * The header: steps run, rate and ETA (or that the first step is still
  * compiling), and the flag that opens the first NaN/Inf.
  * @param {LiveLayout} ui @param {LiveState} state @param {any} progress the kernel's `_progress`
- * @param {{label: string, kind: string}[]} meta the kernel's `_sites` @param {FirstNonfinite} found
+ * @param {Entry[]} meta the kernel's `_sites` @param {Entry[]} scalars the kernel's `_scalars`
+ * @param {Runs} runs @param {FirstNonfinite} found
  */
-function drawProgress(ui, state, progress, meta, found) {
+function drawProgress(ui, state, progress, meta, scalars, runs, found) {
   const { root, waiting, flag } = ui;
   const p = progress || {};
   const compiling = !p.done && !hasRows(state);
@@ -128,19 +169,17 @@ function drawProgress(ui, state, progress, meta, found) {
     ));
     ui.progress.textContent = p.seen ? `${p.seen} steps run` : "";
   } else {
-    const parts = [`${p.seen ?? 0}${p.total ? ` / ${p.total}` : ""} steps`];
-    if (p.rate > 0) parts.push(`${p.rate} steps/s`);
-    if (p.eta != null && !p.done) parts.push(`ETA ${p.eta < 90 ? `${Math.round(p.eta)} s` : `${Math.round(p.eta / 60)} min`}`);
-    parts.push(`${p.recorded ?? 0} recorded`);
-    if (p.done) parts.push("done");
-    ui.progress.textContent = parts.join(" · ");
+    ui.progress.textContent = runs.several ? runsProgress(p, runs) : oneRunProgress(p);
   }
   flag.hidden = !found;
   if (found) {
     const last = found.lastFinite == null ? "" : ` · last finite step ${found.lastFinite}`;
-    flag.textContent = `first NaN/Inf: ${siteName(meta, found.site)} at step ${found.step}${last}`;
-    flag.title = "open this site at that step";
+    const name = found.site >= 0 ? siteName(meta, found.site, runs) : siteName(scalars, found.scalar, runs);
+    flag.textContent = `first NaN/Inf: ${name} at step ${found.step}${last}`;
+    flag.dir = "auto";
+    flag.title = found.site >= 0 ? "open this site at that step" : "show this scalar's chart";
     flag.dataset.site = String(found.site);
+    flag.dataset.scalar = String(found.scalar);
     flag.dataset.step = String(found.step);
     if (found.lastFinite != null) flag.dataset.lastFinite = String(found.lastFinite);
   }
@@ -149,4 +188,20 @@ function drawProgress(ui, state, progress, meta, found) {
   root.dataset.done = p.done ? "true" : "false";
 }
 
-export { liveLayout, drawProgress };
+/** "120 / 300 steps · 41.5 steps/s · ETA 4 s · 60 recorded". @param {any} p the kernel's `_progress` */
+function oneRunProgress(p) {
+  const parts = [`${p.seen ?? 0}${p.total ? ` / ${p.total}` : ""} steps`];
+  if (p.rate > 0) parts.push(`${p.rate} steps/s`);
+  if (p.eta != null && !p.done) parts.push(`ETA ${p.eta < 90 ? `${Math.round(p.eta)} s` : `${Math.round(p.eta / 60)} min`}`);
+  parts.push(`${p.recorded ?? 0} recorded`);
+  if (p.done) parts.push("done");
+  return parts.join(" · ");
+}
+
+/** "2 runs · lr=0.1: 300 steps, done · lr=0.01: 120 steps, running". @param {any} p the kernel's `_progress` @param {Runs} runs */
+function runsProgress(p, runs) {
+  const each = (p.runs || []).map((r, run) => `${runs.names[run]}: ${r.seen} steps, ${r.done ? "done" : "running"}`);
+  return [`${runs.names.length} runs`, ...each].join(" · ");
+}
+
+export { liveLayout, drawProgress, drawLegend };

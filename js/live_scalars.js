@@ -1,5 +1,6 @@
-// LiveView's scalar charts: one card per logged scalar, the raw values faint
-// and TensorBoard's smoothing solid, on a linear or log value axis.
+// LiveView's scalar charts: one card per logged scalar, with a line per run
+// in a view of several runs; the raw values faint and TensorBoard's
+// smoothing solid, on a linear or log value axis.
 
 const SCALAR_W = 320;
 const SCALAR_H = 150;
@@ -24,75 +25,150 @@ function smoothedValues(values, weight) {
 }
 
 /**
- * One scalar's chart: the raw values faint, the smoothed ones solid, on a
- * linear or log value axis.
- * @param {HTMLCanvasElement} canvas @param {Series} s @param {ReturnType<typeof themeOf>} theme
- * @param {number} weight the smoothing @param {boolean} log a log value axis
- * @returns {{raw: number[], smooth: number[], readOut: (x: number, y: number) => string | null}}
+ * One scalar's chart, a line per run: the raw values faint, the smoothed
+ * ones solid, on a linear or log value axis.
+ * @param {HTMLCanvasElement} canvas @param {{s: Series, colour: string, name: string}[]} members
+ * @param {ReturnType<typeof themeOf>} theme @param {number} weight the smoothing
+ * @param {{log: boolean, robust: boolean, marked: number | null}} look a log value axis; a value axis
+ * that ignores outliers; the first NaN/Inf's step, if it is this scalar's
+ * @returns {{lines: {m: any, raw: number[], smooth: number[]}[], readOut: (x: number, y: number) => string | null}}
  */
-function drawScalar(canvas, s, theme, weight, log) {
+function drawScalar(canvas, members, theme, weight, look) {
+  const { log } = look;
   const ctx = sized(canvas, SCALAR_W, SCALAR_H);
   const box = plotBox(SCALAR_W, SCALAR_H, { left: 48 });
-  const raw = s.stats.map((r) => r[0]);
-  const smooth = smoothedValues(raw, weight);
+  const lines = members.map((m) => {
+    const raw = m.s.stats.map((r) => r[0]);
+    return { m, raw, smooth: smoothedValues(raw, weight) };
+  });
   const shown = (/** @type {number} */ v) => Number.isFinite(v) && (!log || v > 0);
-  const finite = [...raw, ...smooth].filter(shown);
-  const x = lineStepScale(s.steps, box.x, box.x + box.w);
-  let lo = finite.length ? Math.min(...finite) : log ? 1 : 0;
-  let hi = finite.length ? Math.max(...finite) : log ? 10 : 1;
+  const finite = lines.flatMap((l) => [...l.raw, ...l.smooth]).filter(shown);
+  const axis = unionSteps(members);
+  const x = lineStepScale(axis.length ? axis : [0], box.x, box.x + box.w);
+  let [lo, hi] = look.robust ? robustRange(finite) : [Math.min(...finite), Math.max(...finite)];
+  if (!finite.length) [lo, hi] = log ? [1, 10] : [0, 1];
   if (hi === lo) [lo, hi] = log ? [lo / 2, hi * 2] : [lo - 0.5, hi + 0.5];
   const y = log ? logScale(lo, hi, box.y + box.h, box.y) : linearScale(lo, hi, box.y + box.h, box.y);
   const xTicks = stepTicks(...x.domain, 5);
   const yTicks = y.ticks(4);
   drawAxes(ctx, box, { theme, x, xTicks, y, yTicks });
-  /** @param {number[]} values @param {number} alpha @param {number} width */
-  const line = (values, alpha, width) => {
+  /** @param {number[]} steps @param {number[]} values @param {string} colour @param {number} alpha @param {number} width */
+  const line = (steps, values, colour, alpha, width) => {
     ctx.save();
     ctx.beginPath();
     ctx.rect(box.x, box.y - 1, box.w + 1, box.h + 2);
     ctx.clip();
-    ctx.strokeStyle = theme.series;
+    ctx.strokeStyle = colour;
     ctx.globalAlpha = alpha;
     ctx.lineWidth = width;
     ctx.beginPath();
     let pen = false;
     values.forEach((v, k) => {
       if (!shown(v)) return void (pen = false);
-      if (pen) ctx.lineTo(x(s.steps[k]), y(v));
-      else ctx.moveTo(x(s.steps[k]), y(v)), ctx.lineTo(x(s.steps[k]) + 0.5, y(v));
+      if (pen) ctx.lineTo(x(steps[k]), y(v));
+      else ctx.moveTo(x(steps[k]), y(v)), ctx.lineTo(x(steps[k]) + 0.5, y(v));
       pen = true;
     });
     ctx.stroke();
     ctx.restore();
   };
-  line(raw, 0.3, 1);
-  line(smooth, 1, 1.5);
-  canvas.dataset.drawn = String(raw.length);
+  for (const l of lines) line(l.m.s.steps, l.raw, l.m.colour, 0.3, 1);
+  for (const l of lines) line(l.m.s.steps, l.smooth, l.m.colour, 1, 1.5);
+  if (look.marked != null) stepLine(ctx, box, x(look.marked), theme.bad, true);
+  const marks = lines.reduce((n, l) => n + markNonfiniteValues(ctx, box, l.m.s.steps, l.raw, x, theme), 0);
+  canvas.dataset.nonfinite = String(marks);
+  canvas.dataset.yRange = `${lo} ${hi}`;
+  canvas.dataset.drawn = String(Math.max(0, ...lines.map((l) => l.raw.length)));
+  canvas.dataset.lines = String(lines.filter((l) => l.raw.length).length);
   canvas.dataset.xTicks = tickList(xTicks);
   canvas.dataset.yTicks = tickList(yTicks);
   canvas.dataset.scale = log ? "log" : "linear";
-  canvas.dataset.smoothedLast = raw.length ? String(smooth[smooth.length - 1]) : "";
+  canvas.dataset.smoothedLast = lines.map((l) => (l.raw.length ? String(l.smooth[l.smooth.length - 1]) : "")).join(" ");
   /** @param {number} px @param {number} py */
   const readOut = (px, py) => {
-    if (!raw.length || px < box.x - 4 || py > box.y + box.h) return null;
-    const k = nearestIndex(s.steps, x.invert(px));
-    return `step ${s.steps[k]}\nvalue ${fmt(raw[k])}\nsmoothed ${fmt(smooth[k])}`;
+    if (!axis.length || px < box.x - 4 || py > box.y + box.h) return null;
+    const step = axis[nearestIndex(axis, x.invert(px))];
+    const text = lines.filter((l) => l.raw.length).map(({ m, raw, smooth }) => {
+      const k = nearestIndex(m.s.steps, step);
+      const value = `value ${valueText(raw[k])}\nsmoothed ${valueText(smooth[k])}`;
+      return m.name ? `${m.name} (step ${m.s.steps[k]}): ${valueText(raw[k])}, smoothed ${valueText(smooth[k])}` : value;
+    });
+    return `step ${step}\n${text.join("\n")}`;
   };
-  return { raw, smooth, readOut };
+  return { lines, readOut };
+}
+
+/** A scalar's value as the read-outs write it: NaN, +Inf and −Inf spelled out. @param {number} v */
+function valueText(v) {
+  if (Number.isNaN(v)) return "NaN";
+  if (!Number.isFinite(v)) return v > 0 ? "+Inf" : "\u2212Inf";
+  return fmt(v);
 }
 
 /**
- * Draws every scalar's card, with the smoothing and scale the tools set.
- * @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {string[]} names the kernel's `_scalar_names`
+ * The value axis that ignores outliers, as TensorBoard's: the 5th to 95th
+ * percentile of the values, widened by a tenth on each side but never past the values' own
+ * range, so a spike leaves the chart through its edge instead of flattening
+ * the rest.
+ * @param {number[]} values finite values @returns {[number, number]}
+ */
+function robustRange(values) {
+  if (!values.length) return [0, 1];
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (/** @type {number} */ q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
+  const [low, high] = [at(0.05), at(0.95)];
+  const pad = (high - low) / 10;
+  return [Math.max(sorted[0], low - pad), Math.min(sorted[sorted.length - 1], high + pad)];
+}
+
+/**
+ * Marks each NaN (at the top, hollow), +Inf (top) and −Inf (bottom) of a
+ * scalar with a triangle in the error colour: the line has a gap there.
+ * @param {CanvasRenderingContext2D} ctx @param {{x: number, y: number, w: number, h: number}} box
+ * @param {number[]} steps @param {number[]} values @param {(v: number) => number} x
+ * @param {ReturnType<typeof themeOf>} theme @returns {number} how many were marked
+ */
+function markNonfiniteValues(ctx, box, steps, values, x, theme) {
+  let marked = 0;
+  ctx.save();
+  ctx.strokeStyle = theme.bad;
+  ctx.fillStyle = theme.bad;
+  ctx.lineWidth = 1.25;
+  values.forEach((v, k) => {
+    if (Number.isFinite(v)) return;
+    marked += 1;
+    const px = x(steps[k]);
+    const down = v === -Infinity;
+    const tip = down ? box.y + box.h - 1 : box.y + 1;
+    const base = down ? tip - 6 : tip + 6;
+    ctx.beginPath();
+    ctx.moveTo(px - 4, base);
+    ctx.lineTo(px + 4, base);
+    ctx.lineTo(px, tip);
+    ctx.closePath();
+    if (Number.isNaN(v)) ctx.stroke();
+    else ctx.fill();
+  });
+  ctx.restore();
+  return marked;
+}
+
+/**
+ * Draws every scalar's card, one per name with a line per run, with the
+ * smoothing and scale the tools set.
+ * @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {Entry[]} entries the kernel's `_scalars`
+ * @param {Runs} runs @param {FirstNonfinite} found
  * @param {Map<HTMLCanvasElement, (x: number, y: number) => string | null>} readOuts set for each chart drawn
  */
-function drawScalars(ui, state, names, readOuts) {
+function drawScalars(ui, state, entries, runs, found, readOuts) {
   const { root, smoothing, scalarLog, scalarsBox } = ui;
-  ui.scalarSection.hidden = !names.length || !hasRows(state);
+  const groups = groupsOf(entries);
+  ui.scalarSection.hidden = !entries.length || !hasRows(state);
   ui.smoothingText.textContent = Number(smoothing.value).toFixed(2);
   root.dataset.smoothing = smoothing.value;
   root.dataset.scalarScale = scalarLog.checked ? "log" : "linear";
-  while (scalarsBox.children.length < names.length) {
+  root.dataset.outliers = ui.outliers.checked ? "ignored" : "shown";
+  while (scalarsBox.children.length < groups.length) {
     const card = h("div", "jcnb-live-scalar");
     const title = h("div", "jcnb-live-scalar-head");
     title.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-latest"));
@@ -100,18 +176,31 @@ function drawScalars(ui, state, names, readOuts) {
     scalarsBox.append(card);
   }
   const theme = themeOf(root);
-  names.forEach((name, i) => {
+  groups.forEach((group, i) => {
     const card = /** @type {HTMLElement} */ (scalarsBox.children[i]);
-    const s = state.scalars[i] || new Series();
+    const members = shownMembers(group, entries, state.scalars, runs);
     const canvas = /** @type {HTMLCanvasElement} */ (card.children[1]);
-    const { raw, smooth, readOut } = drawScalar(canvas, s, theme, Number(smoothing.value), scalarLog.checked);
+    const marked = found && group.members.includes(found.scalar) ? found.step : null;
+    const look = { log: scalarLog.checked, robust: ui.outliers.checked, marked };
+    const { lines, readOut } = drawScalar(canvas, members, theme, Number(smoothing.value), look);
     readOuts.set(canvas, readOut);
-    card.querySelector(".jcnb-live-title").textContent = name;
+    setName(card.querySelector(".jcnb-live-title"), group.label);
     // The latest value lives in the title, never on the chart, where it
     // would read as the top of the axis.
-    const n = raw.length;
-    card.querySelector(".jcnb-live-latest").textContent = n ? `step ${s.steps[n - 1]}: ${fmt(raw[n - 1])} (smoothed ${fmt(smooth[n - 1])})` : "no values yet";
+    card.querySelector(".jcnb-live-latest").textContent = latestText(lines);
   });
+}
+
+/** "step 99: 0.12 (smoothed 0.13)", or per run "a 0.12 · b 0.31" (smoothed). @param {{m: {s: Series, name: string}, raw: number[], smooth: number[]}[]} lines */
+function latestText(lines) {
+  const held = lines.filter((l) => l.raw.length);
+  if (!held.length) return "no values yet";
+  if (held.length === 1 && !held[0].m.name) {
+    const { m, raw, smooth } = held[0];
+    const n = raw.length;
+    return `step ${m.s.steps[n - 1]}: ${valueText(raw[n - 1])} (smoothed ${valueText(smooth[n - 1])})`;
+  }
+  return `smoothed, last: ${held.map((l) => `${l.m.name} ${fmt(l.smooth[l.smooth.length - 1])}`).join(" · ")}`;
 }
 
 export { DEFAULT_SMOOTHING, drawScalars };

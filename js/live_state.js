@@ -28,12 +28,88 @@ class Series {
  * @property {boolean} stale an update was missed: wait for the next base one
  * @property {number} selected the site the detail shows, or -1
  * @property {number | null} pinnedStep the step the detail shows; null follows the latest
- * @property {string} view the histogram view: "heat", "offset" or "overlay"
+ * @property {string} view the histogram view: "heat", "offset", "overlay" or (several runs) "bands"
+ * @property {Set<number>} hiddenRuns the runs the legend has turned off
  */
 
 /** A view with no rows yet. @returns {LiveState} */
 function liveState() {
-  return { sites: [], scalars: [], lastSeq: -1, stale: false, selected: -1, pinnedStep: null, view: "heat" };
+  return { sites: [], scalars: [], lastSeq: -1, stale: false, selected: -1, pinnedStep: null, view: "heat", hiddenRuns: new Set() };
+}
+
+/**
+ * @typedef {{label: string, kind?: string, run?: number}} Entry a site or scalar as the kernel lists it
+ * @typedef {{label: string, kind: string, members: number[]}} Group
+ * what one card or chart shows: the entries of every run that share a label (and kind), in run order
+ */
+
+/**
+ * The cards of a view: entries grouped by label and kind, so each run's
+ * `h` shares a card; a view of one run has a group per entry.
+ * @param {Entry[]} entries the kernel's `_sites` or `_scalars` @returns {Group[]}
+ */
+function groupsOf(entries) {
+  /** @type {Group[]} */
+  const groups = [];
+  const open = new Map();
+  entries.forEach((entry, i) => {
+    const key = `${entry.kind ?? ""}\u0000${entry.label}`;
+    let group = open.get(key);
+    // A second entry of the same run and name starts a card of its own.
+    if (!group || group.members.some((m) => entries[m].run === entry.run)) {
+      group = { label: entry.label, kind: entry.kind ?? "", members: [] };
+      open.set(key, group);
+      groups.push(group);
+    }
+    group.members.push(i);
+  });
+  return groups;
+}
+
+/**
+ * The runs of a view: their names, colours and which the legend shows. A
+ * view of one run has one, unnamed, in the series colour.
+ * @param {string[]} names the kernel's `_runs` @param {ReturnType<typeof schemaOf>} schema
+ * @param {LiveState} state @param {ReturnType<typeof themeOf>} theme
+ */
+function runsOf(names, schema, state, theme) {
+  const palette = schema.runColours;
+  const several = names.length > 1;
+  return {
+    several,
+    names: several ? names : [""],
+    colour: (/** @type {number} */ run) => (several ? palette[run % palette.length] : theme.series),
+    shown: (/** @type {number} */ run) => !state.hiddenRuns.has(run),
+  };
+}
+
+/** @typedef {ReturnType<typeof runsOf>} Runs */
+
+/**
+ * A group's entries that the legend shows, each with its rows, run and colour.
+ * @param {Group} group @param {Entry[]} entries @param {Series[]} rows the state's sites or scalars @param {Runs} runs
+ * @returns {{index: number, run: number, s: Series, colour: string, name: string}[]}
+ */
+function shownMembers(group, entries, rows, runs) {
+  return group.members
+    .map((index) => {
+      const run = entries[index].run ?? 0;
+      return { index, run, s: rows[index] || new Series(), colour: runs.colour(run), name: runs.names[run] ?? "" };
+    })
+    .filter((m) => runs.shown(m.run));
+}
+
+/** Every step any of `members` recorded, in order. @param {{s: Series}[]} members */
+function unionSteps(members) {
+  const steps = new Set();
+  for (const m of members) for (const step of m.s.steps) steps.add(step);
+  return [...steps].sort((a, b) => a - b);
+}
+
+/** The step the detail shows among `steps`: the pinned one's nearest, or the latest. @param {LiveState} state @param {number[]} steps */
+function shownStep(state, steps) {
+  if (!steps.length) return null;
+  return state.pinnedStep == null ? steps[steps.length - 1] : steps[nearestIndex(steps, state.pinnedStep)];
 }
 
 /**
@@ -129,24 +205,27 @@ function applyUpdate(state, update, bins, width) {
 const hasRows = (state) => state.sites.some((s) => s.steps.length) || state.scalars.some((s) => s.steps.length);
 
 /**
- * Where the first NaN/Inf is in the browser's rows: the site, the step
- * the kernel flagged, its row (or the first recorded row after it, if
- * that step was thinned out) and the last finite step before it.
+ * Where the first NaN/Inf is in the browser's rows: the site (or, for a
+ * logged scalar such as a loss that overflowed, the scalar; the other is
+ * -1), the step the kernel flagged, its row (or the first recorded row
+ * after it, if that step was thinned out) and the last finite step before it.
  * @param {LiveState} state @param {any} progress the kernel's `_progress` @param {StatColumns} stats
- * @returns {{site: number, step: number, row: number, lastFinite: number | null} | null}
+ * @returns {{site: number, scalar: number, step: number, row: number, lastFinite: number | null} | null}
  */
 function firstNonfinite(state, progress, stats) {
   const p = progress || {};
-  const site = p.nonfinite_site;
-  if (!p.nonfinite || site == null || site < 0) return null;
+  const site = p.nonfinite_site ?? -1;
+  const scalar = p.nonfinite_scalar ?? -1;
+  if (!p.nonfinite || (site < 0 && scalar < 0)) return null;
   const step = p.nonfinite.step;
-  const s = state.sites[site];
-  if (!s || !s.steps.length) return { site, step, row: -1, lastFinite: null };
+  const s = site >= 0 ? state.sites[site] : state.scalars[scalar];
+  if (!s || !s.steps.length) return { site, scalar, step, row: -1, lastFinite: null };
   let row = s.steps.indexOf(step);
   if (row < 0) row = s.steps.findIndex((v) => v >= step);
+  const finite = site >= 0 ? (/** @type {Float32Array} */ r) => stats.nonfiniteOf(r) === 0 : (/** @type {Float32Array} */ r) => Number.isFinite(r[0]);
   let lastFinite = null;
-  for (let k = 0; k < s.steps.length && s.steps[k] < step; k++) if (stats.nonfiniteOf(s.stats[k]) === 0) lastFinite = s.steps[k];
-  return { site, step, row, lastFinite };
+  for (let k = 0; k < s.steps.length && s.steps[k] < step; k++) if (finite(s.stats[k])) lastFinite = s.steps[k];
+  return { site, scalar, step, row, lastFinite };
 }
 
 /** @typedef {ReturnType<typeof firstNonfinite>} FirstNonfinite */
@@ -158,10 +237,4 @@ function nearestIndex(steps, step) {
   return best;
 }
 
-/** The row the detail shows: the pinned step's nearest row, or the latest. @param {LiveState} state @param {Series} s */
-function shownIndex(state, s) {
-  if (!s.steps.length) return -1;
-  return state.pinnedStep == null ? s.steps.length - 1 : nearestIndex(s.steps, state.pinnedStep);
-}
-
-export { Series, liveState, statColumns, applyUpdate, hasRows, firstNonfinite, nearestIndex, shownIndex };
+export { Series, liveState, groupsOf, runsOf, shownMembers, unionSteps, shownStep, statColumns, applyUpdate, hasRows, firstNonfinite, nearestIndex };

@@ -9,6 +9,10 @@
 // both as arguments: live_cards.js and live_histograms.js for the sites,
 // live_scalars.js for the scalars, live_detail.js for one step. Labels,
 // formats, bands and colours are the kernel's schema (schema.js).
+//
+// A view of several runs (overlay_runs) lists every run's sites; a card
+// shows the sites of all runs that share a name, and the legend turns runs
+// off and on.
 
 function render({ model, el }) {
   /** What the pointer reads over each canvas, set when it is drawn. @type {Map<HTMLCanvasElement, (x: number, y: number) => string | null>} */
@@ -21,28 +25,40 @@ function render({ model, el }) {
   const stats = statColumns(model.get("_stat_columns"), schema);
   let frame = 0;
 
+  // Names from user code, escaped once here for every view of them (names.js).
+  const entries = (/** @type {string} */ trait) => model.get(trait).map((/** @type {Entry} */ e) => ({ ...e, label: shownName(e.label) }));
   const found = () => firstNonfinite(state, model.get("_progress"), stats);
-  const drawScalarCards = () => drawScalars(ui, state, model.get("_scalar_names"), readOuts);
+  const runsNow = () => runsOf(model.get("_runs").map(shownName), schema, state, themeOf(ui.root));
+  const drawScalarCards = () => drawScalars(ui, state, entries("_scalars"), runsNow(), found(), readOuts);
 
   function draw() {
     frame = 0;
-    const meta = model.get("_sites");
+    const meta = entries("_sites");
+    const groups = groupsOf(meta);
+    const runs = runsNow();
     const first = found();
-    drawProgress(ui, state, model.get("_progress"), meta, first);
+    drawProgress(ui, state, model.get("_progress"), meta, entries("_scalars"), runs, first);
+    drawLegend(ui, runs);
     drawScalarCards();
-    drawKey(ui, state, stats, first);
-    drawCards(ui, state, stats, meta, first, readOuts);
-    drawDetail(ui, state, stats, meta, first, readOuts);
+    drawKey(ui, state, stats, runs, first);
+    drawCards(ui, state, stats, meta, groups, runs, first, readOuts);
+    drawDetail(ui, state, stats, meta, groups, runs, first, readOuts);
     ui.root.dataset.ready = "true";
     el.classList.add("jcnb-ready");
   }
 
-  /** Shows row k of the selected site (the latest row follows new steps). @param {number} k */
+  /** Every step the selected card's shown runs recorded: what the slider moves over. */
+  function selectedSteps() {
+    const group = groupsOf(model.get("_sites"))[state.selected];
+    return group ? unionSteps(shownMembers(group, model.get("_sites"), state.sites, runsNow())) : [];
+  }
+
+  /** Shows the k-th of the selected card's steps (the latest follows new steps). @param {number} k */
   function showRow(k) {
-    const s = state.sites[state.selected];
-    if (!s || !s.steps.length) return;
-    const at = Math.min(Math.max(k, 0), s.steps.length - 1);
-    state.pinnedStep = at === s.steps.length - 1 ? null : s.steps[at];
+    const steps = selectedSteps();
+    if (!steps.length) return;
+    const at = Math.min(Math.max(k, 0), steps.length - 1);
+    state.pinnedStep = at === steps.length - 1 ? null : steps[at];
     draw();
   }
 
@@ -74,8 +90,17 @@ function render({ model, el }) {
   const onFlag = () => {
     const first = found();
     if (!first) return;
-    state.selected = first.site;
-    const s = state.sites[state.selected];
+    if (first.site < 0) {
+      const entry = model.get("_scalars")[first.scalar];
+      state.hiddenRuns.delete(entry?.run ?? 0);
+      draw();
+      const chart = ui.scalarsBox.children[groupsOf(model.get("_scalars")).findIndex((g) => g.members.includes(first.scalar))];
+      if (chart) chart.scrollIntoView({ block: "nearest" });
+      return;
+    }
+    state.selected = groupsOf(model.get("_sites")).findIndex((g) => g.members.includes(first.site));
+    state.hiddenRuns.delete(model.get("_sites")[first.site]?.run ?? 0);
+    const s = state.sites[first.site];
     state.pinnedStep = s && first.row >= 0 ? s.steps[first.row] : first.step;
     ui.filter.value = "";
     draw();
@@ -95,10 +120,10 @@ function render({ model, el }) {
       event.stopPropagation(); // the slider moves itself; the notebook must not
       return;
     }
-    const s = state.sites[state.selected];
-    if (event.target !== ui.detail || !s) return;
-    const k = shownIndex(state, s);
-    const moves = { ArrowLeft: k - 1, ArrowRight: k + 1, ArrowDown: k - 1, ArrowUp: k + 1, Home: 0, End: s.steps.length - 1 };
+    const steps = selectedSteps();
+    if (event.target !== ui.detail || !steps.length) return;
+    const k = nearestIndex(steps, shownStep(state, steps));
+    const moves = { ArrowLeft: k - 1, ArrowRight: k + 1, ArrowDown: k - 1, ArrowUp: k + 1, Home: 0, End: steps.length - 1 };
     if (!(event.key in moves)) return;
     event.preventDefault();
     event.stopPropagation(); // JupyterLab's arrows move between cells
@@ -106,11 +131,11 @@ function render({ model, el }) {
   };
   /** Goes to the typed step, or the recorded step nearest to it. */
   const onStepTyped = () => {
-    const s = state.sites[state.selected];
+    const steps = selectedSteps();
     const typed = Number(ui.stepInput.value);
-    if (!s || ui.stepInput.value.trim() === "" || !Number.isFinite(typed)) return;
-    const k = nearestIndex(s.steps, typed);
-    ui.stepInput.value = String(s.steps[k]);
+    if (!steps.length || ui.stepInput.value.trim() === "" || !Number.isFinite(typed)) return;
+    const k = nearestIndex(steps, typed);
+    ui.stepInput.value = String(steps[k]);
     showRow(k);
   };
   const onRange = () => showRow(Number(ui.range.value));
@@ -121,6 +146,14 @@ function render({ model, el }) {
     draw();
   };
   const onToolKey = (/** @type {KeyboardEvent} */ event) => event.stopPropagation(); // typing is not a notebook shortcut
+  const onLegend = (/** @type {MouseEvent} */ event) => {
+    const button = /** @type {HTMLElement} */ (event.target).closest("button");
+    if (!button || button.dataset.run == null) return;
+    const run = Number(button.dataset.run);
+    if (state.hiddenRuns.has(run)) state.hiddenRuns.delete(run);
+    else state.hiddenRuns.add(run);
+    draw();
+  };
 
   ui.grid.addEventListener("click", onGridClick);
   ui.flag.addEventListener("click", onFlag);
@@ -130,9 +163,11 @@ function render({ model, el }) {
   ui.stepInput.addEventListener("change", onStepTyped);
   ui.range.addEventListener("input", onRange);
   ui.viewSwitch.addEventListener("click", onViewSwitch);
+  ui.legend.addEventListener("click", onLegend);
   ui.countLog.addEventListener("change", draw);
   ui.smoothing.addEventListener("input", drawScalarCards);
   ui.scalarLog.addEventListener("change", drawScalarCards);
+  ui.outliers.addEventListener("change", drawScalarCards);
   const stopTheme = onThemeChange(schedule);
   // Every update is applied as it arrives (one missed delta would make the
   // view wait for a base update); drawing waits for the next frame.

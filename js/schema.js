@@ -36,6 +36,7 @@ function schemaOf(model) {
     /** @type {number} */ median: raw.median ?? 50,
     /** @type {Record<string, string>} */ colours: raw.colours || {},
     /** @type {string[]} */ modeColours: raw.mode_colours || [],
+    /** One colour per run of a view of several runs. @type {string[]} */ runColours: raw.run_colours || raw.mode_colours || ["#808080"],
     /** @type {string} */ shiftNote: raw.shift_note || "",
     /** The statistic named `key`, or a plain entry naming it by its key. @param {string} key @returns {StatEntry} */
     stat: (key) => byKey.get(key) || { key, label: key, header: key, format: "number", column: false, compact: false },

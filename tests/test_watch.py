@@ -341,7 +341,7 @@ def test_the_first_nonfinite_step_and_site_are_flagged(setup):
             step(model, optimizer, x.at[0, 0].set(jnp.nan) if i >= 3 else x, y)
     assert w.stream.first_nonfinite == ("act", 3)
     w.view.publish(final=True)
-    assert w.view._progress["nonfinite"] == {"site": "act", "step": 3}
+    assert w.view._progress["nonfinite"] == {"site": "act", "step": 3, "run": 0}
     assert "first NaN/Inf: act at step 3" in repr(w)
 
 
@@ -679,7 +679,7 @@ def test_a_site_sowed_twice_a_step_is_numbered_by_step_and_its_second_value_is_n
     assert recorded == expected
     assert w.stream.steps_seen == 4
     w.view.publish(final=True)
-    assert {"label": "blk.act[1]", "kind": "Intermediate"} in w.view._sites
+    assert {"label": "blk.act[1]", "kind": "Intermediate", "run": 0} in w.view._sites
 
 
 def test_eager_values_are_numbered_per_site_and_thinned_by_every():

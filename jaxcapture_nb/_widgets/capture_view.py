@@ -9,12 +9,23 @@ from typing import Any
 import anywidget
 import traitlets as t
 
-from jaxcapture_nb._records import flat_stats, format_table
+from jaxcapture_nb._records import Record, flat_stats, format_table
 from jaxcapture_nb._schema import capture_columns
 from jaxcapture_nb._widgets import payload
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.schema_trait import SchemaTrait
 from jaxcapture_nb._widgets.static import static_html, with_fallback
+
+
+def _no_heatmap(record: Record) -> str:
+    """Why a record gets no heatmap ("" when it gets one)."""
+    if payload.is_empty(record):
+        return payload.empty_note(record)
+    if record.value is None:
+        return "keep='summary' kept no values"
+    if record.shape is None or len(record.shape) < 2:
+        return "needs two or more dimensions"
+    return ""
 
 
 class CaptureView(SchemaTrait, anywidget.AnyWidget):
@@ -89,10 +100,8 @@ class CaptureView(SchemaTrait, anywidget.AnyWidget):
             return
         self._drawn = request
         record = self._records[i]
-        if record.value is None or record.shape is None or len(record.shape) < 2:
-            reason = (
-                "keep='summary' kept no values" if record.value is None else "needs two or more dimensions"
-            )
+        reason = _no_heatmap(record)
+        if reason:
             with self.hold_sync():
                 self._heatmap, self._heatmap_shape, self._heatmap_values = b"", [], b""
                 self._heatmap_note = f"No heatmap: {reason}."

@@ -1,6 +1,6 @@
 """The script-free HTML of a mode comparison, saved with a notebook.
 
-Per site: the name (escaped), its shift, an inline SVG of the modes'
+Per site: the name (escaped, see :func:`~jaxcapture_nb._names.html_name`), its shift, an inline SVG of the modes'
 histograms overlaid on their shared range, and each mode's statistics side by
 side under a header naming the mode. Numbers are rounded like the text table
 and coordinates to one decimal, so the HTML is deterministic. Styles are
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from jaxcapture_nb import _schema
+from jaxcapture_nb._names import html_name, shown_name
 from jaxcapture_nb._pooling import shares
 from jaxcapture_nb._schema import MODE_COLOURS, SHIFT_NOTE, number_text
 
@@ -91,7 +92,9 @@ def overlay_svg(hists: np.ndarray) -> str:
 
 def _shift_cell(site: SiteComparison, modes: list[str]) -> str:
     if np.isnan(site.shift):
-        missing = [label for label, shape in zip(modes, site.shapes, strict=True) if shape is None]
+        missing = [
+            shown_name(label) for label, shape in zip(modes, site.shapes, strict=True) if shape is None
+        ]
         why = f"missing in {', '.join(missing)}" if missing else "without statistics in a mode"
         return f'<td style="{_CELL}" title="{html.escape(f"no shift: the site is {why}")}">&#8211;</td>'
     return f'<td style="{_CELL}">{html.escape(number_text(site.shift))}</td>'
@@ -103,7 +106,7 @@ def _mode_cells(site: SiteComparison, m: int, label: str, columns: list[tuple[in
     for j, (k, _) in enumerate(columns):
         style = _CELL + (_SEPARATOR if j == 0 else "")
         if site.shapes[m] is None:
-            title = html.escape(f"not reached in {label}")
+            title = html.escape(f"not reached in {shown_name(label)}")
             cells.append(f'<td style="{style};color:#999" title="{title}">&#8211;</td>')
             continue
         value = float(site.stats[m, k])
@@ -128,13 +131,13 @@ def comparison_html(comparison: Comparison) -> str:
     swatch = "display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px;background:"
     legend = "".join(
         f'<span style="margin-right:14px;font-weight:bold;color:{mode_colour(m)}">'
-        f'<span style="{swatch}{mode_colour(m)}"></span>{esc(label)}</span>'
+        f'<span style="{swatch}{mode_colour(m)}"></span>{html_name(label)}</span>'
         for m, label in enumerate(modes)
     )
     head = "padding:1px 6px;white-space:nowrap;border-bottom:1px solid #bbb"
     groups = "".join(
         f'<th colspan="{len(columns)}" style="padding:1px 6px;color:{mode_colour(m)};'
-        f'border-bottom:2px solid {mode_colour(m)}{_SEPARATOR}">{esc(label)}</th>'
+        f'border-bottom:2px solid {mode_colour(m)}{_SEPARATOR}">{html_name(label)}</th>'
         for m, label in enumerate(modes)
     )
     names = "".join(
@@ -149,7 +152,7 @@ def comparison_html(comparison: Comparison) -> str:
         if np.nansum(site.stats[:, nan]) > 0:
             name_style += ";color:#c00;font-weight:bold"
         cells = [
-            f'<td style="{name_style}">{esc(site.label)}</td>',
+            f'<td style="{name_style}">{html_name(site.label)}</td>',
             _shift_cell(site, modes),
             f'<td style="padding:1px 6px">{overlay_svg(site.hists)}</td>',
         ]

@@ -1,8 +1,8 @@
 """Where the widgets' JS and CSS come from: the wheel, or a source checkout.
 
-Every widget's ES module is ``common.js``, ``draw.js`` and ``schema.js``
-(the shared functions, the drawing layer and the reader of the schema the
-kernel sends, which all of them use), then any files a few
+Every widget's ES module is ``common.js``, ``draw.js``, ``schema.js`` and
+``names.js`` (the shared functions, the drawing layer, the reader of the schema
+the kernel sends and how names are shown, which all of them use), then any files a few
 widgets share (``compare_draw.js``, the comparison drawn by CompareView and
 ModePanel), then the widget's entry file, each after the files it is made of
 (``_PARTS``), joined here: anywidget loads one module per widget from a
@@ -127,7 +127,7 @@ def module(name: str, extra: tuple[str, ...] = ()) -> str:
     """
     files = [
         part
-        for file in ("common.js", "draw.js", "schema.js", *extra, name)
+        for file in ("common.js", "draw.js", "schema.js", "names.js", *extra, name)
         for part in (*_PARTS.get(file, ()), file)
     ]
     return scoped([(part, asset(part).read_text()) for part in files])

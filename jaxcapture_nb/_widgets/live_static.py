@@ -16,6 +16,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from jaxcapture_nb import _schema
+from jaxcapture_nb._names import shown_name
 from jaxcapture_nb._pooling import bands, percentile_column
 from jaxcapture_nb._stream import SiteSeries, Stream, kind_label
 
@@ -38,12 +39,14 @@ def live_text(stream: Stream) -> str:
         return "LiveView: nothing recorded yet"
     lines = [
         f"LiveView: {len(series)} sites, {max((s.calls for s in series), default=0)} steps seen"
-        + (f", scalars: {', '.join(scalars)}" if scalars else "")
+        + (f", scalars: {', '.join(map(shown_name, scalars))}" if scalars else "")
     ]
     if found is not None:
-        lines.append(f"first NaN/Inf: {found[0]} at step {found[1]}")
-    width = max((len(s.label) for s in series), default=0)
-    lines += [f"  {s.label:<{width}}  {kind_label(s.kind):<12}  {s.size} steps kept" for s in series]
+        lines.append(f"first NaN/Inf: {shown_name(found[0])} at step {found[1]}")
+    width = max((len(shown_name(s.label)) for s in series), default=0)
+    lines += [
+        f"  {shown_name(s.label):<{width}}  {kind_label(s.kind):<12}  {s.size} steps kept" for s in series
+    ]
     return "\n".join(lines)
 
 
@@ -56,7 +59,9 @@ def over_steps(series: SiteSeries, grid: int = _GRID) -> tuple[np.ndarray, float
     n = series.size
     los = series.stats[:n, series.columns.index("lo")].astype(np.float64)
     his = series.stats[:n, series.columns.index("hi")].astype(np.float64)
-    usable = np.isfinite(los) & np.isfinite(his)  # a step of only NaNs has no range
+    # A step with no finite value (only NaN/Inf) has a placeholder range:
+    # it must not stretch the axis that the other steps share.
+    usable = np.isfinite(los) & np.isfinite(his) & (series.hists[:n].sum(axis=1) > 0)
     lo = float(los[usable].min()) if usable.any() else 0.0
     hi = float(his[usable].max()) if usable.any() else 1.0
     if hi <= lo:
@@ -84,7 +89,7 @@ def live_png(stream: Stream) -> bytes:
     for k, (label, steps, values) in enumerate(scalar_rows):
         ax = figure.add_subplot(rows, columns, k + 1)
         ax.plot(steps, values, color=_schema.SERIES_COLOUR, lw=1)
-        ax.set_title(label, fontsize=8)
+        ax.set_title(shown_name(label), fontsize=8)
         ax.tick_params(labelsize=6)
     for k, (s, (image, lo, hi)) in enumerate(panels, start=len(scalar_rows)):
         ax = figure.add_subplot(rows, columns, k + 1)
@@ -102,7 +107,7 @@ def live_png(stream: Stream) -> bytes:
             ax.fill_between(steps, low, high, color=_schema.BAND_COLOUR, alpha=alpha, lw=0)
         median = kept[:, percentile_column(_schema.MEDIAN, s.columns)]
         ax.plot(steps, median, color=_schema.MEDIAN_COLOUR, lw=0.8)
-        ax.set_title(f"{s.label} ({kind_label(s.kind)})", fontsize=8)
+        ax.set_title(f"{shown_name(s.label)} ({kind_label(s.kind)})", fontsize=8)
         ax.tick_params(labelsize=6)
     if not count:
         figure.text(0.5, 0.5, "nothing recorded", ha="center", va="center")

@@ -1,4 +1,4 @@
-"""LiveView: histograms over steps while a model trains (anywidget; JS in js/).
+"""LiveView: histograms over steps while a model trains, of one run or several (anywidget; JS in js/).
 
 An update is one synced dict of binary buffers: the rows (steps,
 statistics, histograms), an index of which site each block of rows belongs
@@ -8,19 +8,25 @@ An update carries only the rows recorded since the previous one; a *base*
 update carries every kept row and replaces what the browser holds. Base
 updates go out for the first two seconds (while the browser may still be
 loading the front end), after the history was thinned, and at the end.
+
+A view of several runs (``overlay_runs``) sends the sites and scalars of
+every run in one list, each entry naming its run; the front end overlays
+what the runs share.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
+from html import escape
 from typing import Any
 
 import anywidget
 import numpy as np
 import traitlets as t
 
-from jaxcapture_nb._stream import Stream, flag_name, kind_label
+from jaxcapture_nb._stream import Stream, kind_label
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.live_static import live_html, live_text
 from jaxcapture_nb._widgets.schema_trait import SchemaTrait
@@ -60,68 +66,97 @@ def _update_message(seq: int, base: bool, blocks: list, scalar_blocks: list) -> 
 
 
 class LiveView(SchemaTrait, anywidget.AnyWidget):
-    """Histograms over steps, percentile bands and scalar charts of a :class:`Stream`.
+    """Histograms over steps, percentile bands and scalar charts of one run or several.
 
-    Made and fed by :func:`~jaxcapture_nb.watch`; :meth:`publish` sends what
-    is new. Saved notebooks keep a plain-text summary and a script-free
+    Made and fed by :func:`~jaxcapture_nb.watch`, :func:`~jaxcapture_nb.open_run`
+    and :func:`~jaxcapture_nb.overlay_runs`; :meth:`publish` sends what is
+    new. Saved notebooks keep a plain-text summary and a script-free
     picture of the histograms over steps.
 
     Args:
-      stream: the history to show.
+      stream: the history to show, or ``{run name: history}`` for several
+        runs overlaid (all with the same ``bins``).
       total: the number of steps planned, for the ETA.
     """
 
     _esm = module("live_view.js")
     _css = stylesheet("live_view.css")
 
-    _sites = t.List(t.Dict()).tag(sync=True)
-    _scalar_names = t.List(t.Unicode()).tag(sync=True)
+    _runs = t.List(t.Unicode()).tag(sync=True)  # run names; empty for a view of one run
+    _sites = t.List(t.Dict()).tag(sync=True)  # {label, kind, run}
+    _scalars = t.List(t.Dict()).tag(sync=True)  # {label, run}
     _bins = t.Int(0).tag(sync=True)
     _stat_columns = t.List(t.Unicode()).tag(sync=True)  # the stream's columns (RowLayout)
     _update = t.Dict().tag(sync=True)  # see _update_message
     _progress = t.Dict().tag(sync=True)
 
-    def __init__(self, stream: Stream, total: int | None = None, **kwargs: Any):
-        self.stream = stream
+    def __init__(self, stream: Stream | Mapping[str, Stream], total: int | None = None, **kwargs: Any):
+        self.runs = _named_runs(stream)
+        self.stream = self.runs[0][1]
         self.total = total
         self._created = time.perf_counter()
         self._sent: dict[Any, int] = {}  # rows of each series already sent
-        self._sent_version = -1
+        self._sent_versions: list[int] = [-1] * len(self.runs)
+        # Where each series sits in _sites / _scalars: a live run may add a
+        # site after another run's were listed, so the order is arrival.
+        self._site_order: dict[tuple[int, Any], int] = {}
+        self._scalar_order: dict[tuple[int, Any], int] = {}
         self._publishing = threading.Lock()
         super().__init__(
-            _bins=stream.bins,
-            _stat_columns=list(stream.layout.columns),
+            _runs=[name for name, _ in self.runs] if len(self.runs) > 1 else [],
+            _bins=self.stream.bins,
+            _stat_columns=list(self.stream.layout.columns),
             _update=_update_message(0, True, [], []),
             **kwargs,
         )
 
     def publish(self, final: bool = False) -> None:
-        """Sends the rows recorded since the last call (all of them for a base update)."""
-        with self._publishing, self.stream.lock:
-            base = final or self._sent_version != self.stream.version or self._fresh()
-            sites = list(self.stream.series.items())
-            scalars = list(self.stream.scalars.items())
-            blocks = self._new_rows(sites, base)
-            scalar_blocks = self._new_rows(scalars, base)
-            self._sent_version = self.stream.version
+        """Sends the rows recorded since the last call (all of them for a base update).
+
+        Args:
+          final: the runs have ended: send everything, and say so.
+        """
+        with self._publishing:
+            versions = [stream.version for _, stream in self.runs]
+            base = final or versions != self._sent_versions or self._fresh()
+            blocks, scalar_blocks = [], []
+            for run, (_, stream) in enumerate(self.runs):
+                with stream.lock:
+                    sites = self._listed(self._site_order, run, stream.series)
+                    scalars = self._listed(self._scalar_order, run, stream.scalars)
+                    blocks += self._new_rows(sites, base)
+                    scalar_blocks += self._new_rows(scalars, base)
+            self._sent_versions = versions
             progress = self._progress_now(final)
         if not (blocks or scalar_blocks or base) and progress == self._progress:
             return
         with self.hold_sync():
-            if len(sites) != len(self._sites):
-                self._sites = [{"label": s.label, "kind": kind_label(s.kind)} for _, s in sites]
-            if len(scalars) != len(self._scalar_names):
-                self._scalar_names = [s.label for _, s in scalars]
+            if len(self._site_order) != len(self._sites):
+                sites = self._in_order(self._site_order, "series")
+                self._sites = [{"label": s.label, "kind": kind_label(s.kind), "run": run} for run, s in sites]
+            if len(self._scalar_order) != len(self._scalars):
+                self._scalars = [
+                    {"label": s.label, "run": run} for run, s in self._in_order(self._scalar_order, "scalars")
+                ]
             self._update = _update_message(self._update["seq"] + 1, base, blocks, scalar_blocks)
             self._progress = progress
 
     def _fresh(self) -> bool:
         return time.perf_counter() - self._created < BASE_SECONDS
 
+    @staticmethod
+    def _listed(order: dict, run: int, series: Mapping) -> list[tuple[int, Any, Any]]:
+        """(index in the browser's list, key, series) of a run's series, new ones given the next index."""
+        return [(order.setdefault((run, key), len(order)), (run, key), s) for key, s in series.items()]
+
+    def _in_order(self, order: dict, field: str) -> list[tuple[int, Any]]:
+        """(run, series) in the browser's order; ``field`` is the Stream's ``"series"`` or ``"scalars"``."""
+        return [(run, getattr(self.runs[run][1], field)[key]) for run, key in order]
+
     def _new_rows(self, series: list, base: bool) -> list[tuple[int, int, tuple[np.ndarray, ...]]]:
         """Per series with changes: (index, rows the browser drops, rows it appends)."""
         blocks = []
-        for i, (key, s) in enumerate(series):
+        for i, key, s in series:
             sent = self._sent.get(key, 0)
             start = 0 if base else min(sent, s.rewritten_from)
             if start < s.size or start < sent:
@@ -133,31 +168,84 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
         return blocks
 
     def _progress_now(self, final: bool) -> dict[str, Any]:
-        seen = max(self.stream.steps_seen, *(s.calls for s in self.stream.scalars.values()), 0)
+        runs = [self._run_progress(run, stream, final) for run, (_, stream) in enumerate(self.runs)]
+        seen = max(p["seen"] for p in runs)
         elapsed = time.perf_counter() - self.stream.started
         rate = seen / elapsed if elapsed > 0 and seen else 0.0
         eta = (self.total - seen) / rate if self.total and rate and seen < self.total else None
-        found = self.stream.first_nonfinite
+        first = min(
+            ((p["nonfinite"]["step"], run) for run, p in enumerate(runs) if p["nonfinite"]), default=None
+        )
+        found = runs[first[1]]["nonfinite"] if first else None
         return {
-            # Which of ``_sites`` it is, so the view opens that one.
-            "nonfinite_site": self._site_index(found[0]) if found else None,
+            # Which of ``_sites`` (or ``_scalars``) it is, so the view opens that one.
+            "nonfinite_site": self._index_of(self._site_order, first, "series"),
+            "nonfinite_scalar": self._index_of(self._scalar_order, first, "scalars"),
             "seen": seen,
-            "recorded": max((s.size for s in self.stream.series.values()), default=0),
+            "recorded": max(p["recorded"] for p in runs),
             "rate": round(rate, 1),
             "total": self.total,
             "eta": None if eta is None else round(eta, 1),
-            "nonfinite": None if found is None else {"site": found[0], "step": found[1]},
-            "done": final,
+            "nonfinite": found,
+            "done": all(p["done"] for p in runs),
+            "runs": runs if len(runs) > 1 else [],
         }
 
-    def _site_index(self, name: str) -> int | None:
-        """The index in ``_sites`` of the site that ``Stream.first_nonfinite`` names."""
-        names = [flag_name(s) for s in self.stream.series.values()]
-        return names.index(name) if name in names else None
+    @staticmethod
+    def _run_progress(run: int, stream: Stream, final: bool) -> dict[str, Any]:
+        """One run's steps seen and recorded, whether it has ended, and its first NaN/Inf."""
+        found = stream.first_nonfinite
+        return {
+            "seen": max(stream.steps_seen, *(s.calls for s in stream.scalars.values()), 0),
+            "recorded": max((s.size for s in stream.series.values()), default=0),
+            "done": final or stream.ended,
+            "nonfinite": None if found is None else {"site": found[0], "step": found[1], "run": run},
+        }
+
+    def _index_of(self, order: dict, first: tuple[int, int] | None, field: str) -> int | None:
+        """The index in ``_sites`` or ``_scalars`` (``order``) of the first NaN/Inf's series, if listed there.
+
+        Args:
+          order: ``_site_order`` or ``_scalar_order``.
+          first: (step, run) of the first NaN/Inf, or None.
+          field: the Stream's ``"series"`` or ``"scalars"``.
+        """
+        if first is None:
+            return None
+        stream = self.runs[first[1]][1]
+        key = next(
+            (key for key, s in getattr(stream, field).items() if s is stream.first_nonfinite_series), None
+        )
+        return order.get((first[1], key)) if key is not None else None
 
     def __repr__(self) -> str:
-        return live_text(self.stream)
+        return self._text()
+
+    def _text(self) -> str:
+        if len(self.runs) == 1:
+            return live_text(self.stream)
+        return "\n\n".join(f"run {name}:\n{live_text(stream)}" for name, stream in self.runs)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         bundle = super()._repr_mimebundle_(**kwargs)
-        return with_fallback(bundle, live_text(self.stream), live_html(self.stream))
+        html = "".join(
+            (f"<div><b>run {escape(name)}</b></div>" if len(self.runs) > 1 else "") + live_html(stream)
+            for name, stream in self.runs
+        )
+        return with_fallback(bundle, self._text(), html)
+
+
+def _named_runs(stream: Stream | Mapping[str, Stream]) -> list[tuple[str, Stream]]:
+    """``[(name, stream)]``: one unnamed run, or the named runs of a mapping, which share bins."""
+    if isinstance(stream, Stream):
+        return [("", stream)]
+    runs = [(str(name), s) for name, s in stream.items()]
+    if not runs:
+        raise ValueError("a LiveView needs at least one run")
+    bins = {s.bins for _, s in runs}
+    if len(bins) > 1:
+        listed = ", ".join(f"{name}: {s.bins}" for name, s in runs)
+        raise ValueError(
+            f"runs shown together need the same number of bins, got {listed}; record them with the same bins="
+        )
+    return runs

@@ -26,6 +26,7 @@ import traitlets as t
 from jaxcapture_nb._compare import Comparison, compare_modes
 from jaxcapture_nb._modes import ModeError
 from jaxcapture_nb._modes_settings import ViewSettings, as_json, view_label
+from jaxcapture_nb._names import shown_name
 from jaxcapture_nb._widgets.compare_view import comparison_state, comparison_traits
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.mode_static import OptionRow, panel_html, panel_text
@@ -320,6 +321,8 @@ class ModePanel(SchemaTrait, comparison_traits("_compare"), anywidget.AnyWidget)
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         action = content.get("action") if isinstance(content, Mapping) else None
+        if not isinstance(action, str):
+            action = repr(action)  # a malformed message is answered as an unknown preset
         if action == "compare":
             try:
                 self.compare()
@@ -355,7 +358,7 @@ class ModePanel(SchemaTrait, comparison_traits("_compare"), anywidget.AnyWidget)
         return self._static(panel_text)
 
     def _static(self, render: Callable[..., str]) -> str:
-        title = f"ModePanel of {type(self.original).__name__}"
+        title = f"ModePanel of {shown_name(type(self.original).__name__)}"
         return render(title, self._linen, self._rows(), self._code, self.error)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:

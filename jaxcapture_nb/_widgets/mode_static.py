@@ -2,13 +2,16 @@
 
 A row per option: its class, name, value (marked when set in the panel) and
 how it is set (``view`` or ``attribute``), then the Flax code of the view and
-any error. Names come from user code, so the HTML escapes every one.
+any error. Names come from user code, so both write them with their control
+characters spelled out, and the HTML escapes every one (see :mod:`jaxcapture_nb._names`).
 """
 
 from __future__ import annotations
 
 import html
 from typing import NamedTuple
+
+from jaxcapture_nb._names import html_name, shown_name
 
 _COLUMNS = ("class", "option", "value", "via")
 
@@ -39,7 +42,9 @@ def panel_text(title: str, note: str, rows: list[OptionRow], code: str, error: s
         return f"{title}\n{note}"
     if not rows:
         return f"{title}: no module offers view options"
-    table = [_COLUMNS] + [(r.cls, r.option, r.value + (" *" if r.set_here else ""), r.via) for r in rows]
+    table = [_COLUMNS] + [
+        (shown_name(r.cls), shown_name(r.option), r.value + (" *" if r.set_here else ""), r.via) for r in rows
+    ]
     widths = [max(len(r[i]) for r in table) for i in range(len(_COLUMNS))]
     lines = [f"{title} (* set in the panel)"]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
@@ -59,7 +64,7 @@ def panel_html(title: str, note: str, rows: list[OptionRow], code: str, error: s
     # rendered HTML: every cell and the code say left explicitly.
     cell = '<td style="text-align:left;padding:1px 12px 1px 0">'
     cells = "".join(
-        f"<tr>{cell}{esc(r.cls)}</td>{cell}{esc(r.option)}</td>"
+        f"<tr>{cell}{html_name(r.cls)}</td>{cell}{html_name(r.option)}</td>"
         f"{cell}{'<b>' + esc(r.value) + '</b> (set)' if r.set_here else esc(r.value)}</td>"
         f"{cell}{esc(r.via)}</td></tr>"
         for r in rows

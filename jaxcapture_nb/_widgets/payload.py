@@ -56,11 +56,32 @@ def split_note(value: Any) -> str:
     )
 
 
+def is_empty(record: Record) -> bool:
+    """Whether a record is an array without elements (a shape with a 0), which has nothing to draw."""
+    return record.shape is not None and 0 in record.shape
+
+
+def empty_note(record: Record) -> str:
+    """What the heatmap of an empty array says in place of a picture.
+
+    Example:
+      >>> empty_note(Record((), "h", 0, None, (0, 3, 4), "float32", None, None))
+      'empty (shape (0, 3, 4))'
+    """
+    return f"empty (shape {tuple(record.shape or ())})"
+
+
 def site_rows(records: Sequence[Record], summaries: Sequence[Summary | None]) -> list[dict[str, Any]]:
-    """The text of each row: names and shapes, never numbers to plot."""
+    """The text of each row: names and shapes, never numbers to plot.
+
+    An empty array's row has no statistics and no value to draw; its note says so.
+    """
     rows = []
     for r, s in zip(records, summaries, strict=True):
         note = (s.reason or s.note) if s is not None else f"{type(r.value).__name__}, not an array"
+        empty = is_empty(r)
+        if empty:
+            note = "no values"
         rows.append(
             {
                 "path": ".".join(str(p) for p in r.path),
@@ -72,8 +93,8 @@ def site_rows(records: Sequence[Record], summaries: Sequence[Summary | None]) ->
                 "shape": list(r.shape) if r.shape is not None else None,
                 "dtype": r.dtype or "",
                 "note": "; ".join(filter(None, (note, split_note(r.value)))),
-                "has_stats": s is not None and s.reason is None,
-                "has_value": r.value is not None and r.shape is not None and len(r.shape) >= 2,
+                "has_stats": s is not None and s.reason is None and not empty,
+                "has_value": r.value is not None and r.shape is not None and len(r.shape) >= 2 and not empty,
             }
         )
     return rows

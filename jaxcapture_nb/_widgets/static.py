@@ -1,7 +1,9 @@
 """The script-free HTML table saved with a notebook (GitHub, nbviewer, nbconvert).
 
-Everything from user code is escaped; numbers are rounded like the text
-table, so the HTML is deterministic and nbval can compare it.
+Everything from user code is escaped, and names are isolated in ``<bdi>``
+with their control characters spelled out (see :mod:`jaxcapture_nb._names`);
+numbers are rounded like the text table, so the HTML is deterministic and
+nbval can compare it.
 
 A capture can have thousands of rows, and the table is saved in the
 notebook file, so each row is kept small: one ``<path>`` with integer,
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from jaxcapture_nb import _pooling
+from jaxcapture_nb._names import html_name
 from jaxcapture_nb._records import HEAD_COLUMNS, Record, row_cells, site_label, table_columns
 from jaxcapture_nb._schema import SERIES_COLOUR
 from jaxcapture_nb._server_extension import saved_view_metadata
@@ -108,13 +111,13 @@ def _stylesheet() -> str:
 
 def _row(record: Record, show_type: bool, columns: int) -> str:
     cells, note = row_cells(record)
-    name = site_label(record.path, record.name)
+    name = html_name(site_label(record.path, record.name))
     if record.call_index:
         name += f" (call {record.call_index})"
-    texts = [name, *([cells[_TYPE]] if show_type else []), cells[_SHAPE], cells[_SHAPE + 1]]
-    row = "".join(f"<td>{html.escape(text)}</td>" for text in texts)
+    texts = [*([cells[_TYPE]] if show_type else []), cells[_SHAPE], cells[_SHAPE + 1]]
+    row = f"<td>{name}</td>" + "".join(f"<td>{html.escape(text)}</td>" for text in texts)
     if note is not None:
-        return f'<tr>{row}<td colspan="{columns - len(texts)}">{html.escape(note)}</td></tr>'
+        return f'<tr>{row}<td colspan="{columns - 1 - len(texts)}">{html.escape(note)}</td></tr>'
     stats = [html.escape(c) for c in cells[_FIRST_STAT:]]
     if stats[-1] != "-":  # NaN/Inf present
         stats[-1] = f"<b>{stats[-1]}</b>"

@@ -391,3 +391,51 @@ def test_the_view_takes_its_statistics_bands_and_labels_from_the_schema(open_not
     page.mouse.move(0, 0)
     page.locator(".jcnb-live-detail").scroll_into_view_if_needed()
     screenshot(page, "live_view_schema_detail")
+
+
+# A tiny value (+-0.01) that holds only NaNs from step 38, and a loss with
+# one spike at step 20 that overflows at step 37 and is NaN after.
+NONFINITE_TAIL = """
+import math
+import jax.numpy as jnp
+from jaxcapture_nb import summarize, watch
+
+with watch(bins=16) as w:
+    for step in range(40):
+        values = jnp.linspace(-0.01, 0.01, 40) if step < 38 else jnp.full(40, jnp.nan)
+        w.update(step, {"tiny": summarize(values, bins=16)})
+        loss = 50.0 if step == 20 else math.inf if step == 37 else math.nan if step > 37 else 1 / (step + 1)
+        w.log(step=step, loss=loss)
+print("first", w.stream.first_nonfinite)
+"""
+
+
+def test_steps_of_only_nan_keep_the_axes_and_a_logged_inf_is_the_first_flag(open_notebook):
+    page = open_notebook("live_view_tail.ipynb", [NONFINITE_TAIL])
+    page.wait_for_selector(".jcnb-live[data-done=true]", timeout=180_000)
+    assert "('loss', 37)" in page.wait_for_selector("text=/^first \\(/", timeout=60_000).text_content()
+
+    # The steps of only NaN are marked, and leave the value axis to the values.
+    over = ".jcnb-live-card canvas.jcnb-live-over"
+    assert page.get_attribute(over, "data-unfinite") == "2"
+    assert max(abs(v) for v in ticks(page, over, "y")) <= 0.02
+    page.click(".jcnb-live-view-button[data-view=offset]")
+    assert page.get_attribute(over, "data-unfinite") == "2"
+    assert max(abs(v) for v in ticks(page, over, "x")) <= 0.02
+    page.click(".jcnb-live-view-button[data-view=heat]")
+
+    # The loss overflowed first: the flag says so, and its chart marks each NaN/Inf.
+    flag = page.text_content(".jcnb-live-flag")
+    assert "loss at step 37" in flag and "last finite step 36" in flag, flag
+    chart = ".jcnb-live-scalar-canvas"
+    assert page.get_attribute(chart, "data-nonfinite") == "3"
+    assert "NaN" in page.text_content(".jcnb-live-latest")
+
+    # One spike does not flatten the rest, until outliers are shown.
+    assert page.get_attribute(ROOT, "data-outliers") == "ignored"
+    assert float(page.get_attribute(chart, "data-y-range").split()[1]) < 10
+    page.locator(ROOT).scroll_into_view_if_needed()
+    screenshot(page, "live_view_nonfinite_tail")
+    page.click(".jcnb-live-outliers")
+    assert page.get_attribute(ROOT, "data-outliers") == "shown"
+    assert float(page.get_attribute(chart, "data-y-range").split()[1]) == 50

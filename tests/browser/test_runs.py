@@ -1,12 +1,13 @@
-"""Saved runs opened again in a LiveView, and two runs compared, in a real JupyterLab and Chromium."""
+"""Saved runs opened again in a LiveView, overlaid, and compared, in a real JupyterLab and Chromium."""
 
-from page_checks import blank_canvas, screenshot
+from page_checks import DARK, LIGHT, blank_canvas, screenshot, set_theme
 
 RUNS = """
 import pathlib, tempfile
 import jax, jax.numpy as jnp, optax
 from flax import nnx
-from jaxcapture_nb import compare_runs, open_run, watch
+from IPython.display import display
+from jaxcapture_nb import compare_runs, open_run, overlay_runs, watch
 
 class Net(nnx.Module):
     def __init__(self, rngs):
@@ -24,7 +25,7 @@ x = jax.random.normal(jax.random.key(1), (64, 8))
 y = jnp.sin(x.sum(axis=1, keepdims=True))
 logs = pathlib.Path(tempfile.mkdtemp())
 
-def train(learning_rate):
+def train(learning_rate, overlay=None):
     model = Net(nnx.Rngs(0))
     optimizer = nnx.Optimizer(model, optax.sgd(learning_rate), wrt=nnx.Param)
 
@@ -34,7 +35,10 @@ def train(learning_rate):
         optimizer.update(model, grads)
         return loss
 
-    with watch(model, log_dir=logs / f"lr-{learning_rate}", display=False) as w:
+    log_dir = None if overlay else logs / f"lr-{learning_rate}"
+    with watch(model, log_dir=log_dir, display=False) as w:
+        if overlay:
+            display(overlay_runs({**overlay, f"lr {learning_rate} (live)": w}))
         for i in range(30):
             w.log(step=i, loss=step(model, optimizer))
 
@@ -45,6 +49,8 @@ slow
 """
 
 COMPARE = 'compare_runs({"lr 0.01": slow, "lr 0.2": fast})'
+OVERLAY = 'overlay_runs({"lr 0.01": logs / "lr-0.01", "lr 0.2": logs / "lr-0.2"})'
+LIVE_OVERLAY = 'train(0.05, overlay={"lr 0.01": logs / "lr-0.01"})'
 
 
 def test_a_saved_run_opens_in_a_live_view_and_two_runs_compare(open_notebook):
@@ -73,3 +79,93 @@ def test_a_saved_run_opens_in_a_live_view_and_two_runs_compare(open_notebook):
     shifts = page.eval_on_selector_all(".jcnb-cmp-body", "rs => rs.map(r => Number(r.dataset.shift))")
     assert len(shifts) == 2 and shifts == sorted(shifts, reverse=True) and shifts[0] > 0
     screenshot(page, "compared_runs")
+
+
+# The colour of a canvas's pixels that are most saturated: what a run's line is drawn in.
+HUES = """c => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let best = null, most = 60;
+    for (let i = 0; i < d.length; i += 4) {
+        const spread = Math.max(d[i], d[i + 1], d[i + 2]) - Math.min(d[i], d[i + 1], d[i + 2]);
+        if (d[i + 3] > 200 && spread > most) [best, most] = [[d[i], d[i + 1], d[i + 2]], spread];
+    }
+    return best;
+}"""
+
+
+def test_two_saved_runs_overlay_in_one_view_with_a_legend_and_one_step_slider(open_notebook):
+    page = open_notebook("overlay.ipynb", [RUNS, OVERLAY, LIVE_OVERLAY])
+    page.wait_for_selector(".jcnb-live[data-done=true] .jcnb-live-legend:not([hidden])", timeout=240_000)
+    view = page.locator(".jcnb-live:has(.jcnb-live-legend:not([hidden]))").first
+    view.scroll_into_view_if_needed()
+    legend = view.locator(".jcnb-live-run")
+    assert legend.all_text_contents() == ["lr 0.01", "lr 0.2"]
+    assert "2 runs" in view.locator(".jcnb-live-progress").text_content()
+
+    # One card per site, holding each run's histograms over the same 30 steps, each in its colour.
+    cards = view.locator(".jcnb-live-card")
+    assert cards.count() == 2
+    panels = cards.first.locator(".jcnb-live-panel:not([hidden]) canvas.jcnb-live-over")
+    assert panels.count() == 2
+    assert [panels.nth(j).get_attribute("data-drawn") for j in range(2)] == ["30", "30"]
+    assert [panels.nth(j).get_attribute("data-x-ticks") for j in range(2)] == [
+        panels.first.get_attribute("data-x-ticks")
+    ] * 2
+    hues = [panels.nth(j).evaluate(HUES) for j in range(2)]
+    assert hues[0] != hues[1] and all(hues), hues
+    labels = cards.first.locator(".jcnb-live-panel-label").all_text_contents()
+    assert labels == ["lr 0.01", "lr 0.2"]
+    # One loss chart with a line per run, smoothed alike.
+    scalar = view.locator(".jcnb-live-scalar-canvas")
+    assert scalar.count() == 1 and scalar.get_attribute("data-lines") == "2"
+    smoothed = scalar.get_attribute("data-smoothed-last").split()
+    assert len(smoothed) == 2 and smoothed[0] != smoothed[1]
+    view.locator(".jcnb-live-smoothing").fill("0")
+    assert scalar.get_attribute("data-smoothed-last").split() != smoothed
+    screenshot(page, "overlay_heat")
+
+    # The legend turns a run off everywhere, and on again.
+    legend.nth(1).click()
+    assert legend.nth(1).get_attribute("aria-pressed") == "false"
+    assert cards.first.locator(".jcnb-live-panel:not([hidden])").count() == 1
+    assert scalar.get_attribute("data-lines") == "1"
+    legend.nth(1).click()
+    assert scalar.get_attribute("data-lines") == "2"
+
+    # The bands view overlays the runs' percentile bands on one chart.
+    view.locator(".jcnb-live-view-button[data-view=bands]").click()
+    bands = cards.first.locator(".jcnb-live-panel:not([hidden]) canvas.jcnb-live-over")
+    assert bands.count() == 1 and bands.get_attribute("data-view") == "bands"
+    assert not bands.evaluate(
+        "c => !c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some(v => v)"
+    )
+    screenshot(page, "overlay_bands")
+
+    # One slider for both runs: the detail shows each run's histogram at the chosen step.
+    cards.first.click()
+    detail = view.locator(".jcnb-live-detail")
+    detail.focus()
+    page.keyboard.press("Home")
+    assert detail.get_attribute("data-step") == "0"
+    page.keyboard.press("ArrowRight")
+    assert detail.get_attribute("data-step") == "1"
+    assert view.locator(".jcnb-live-step").get_attribute("data-drawn") == "1 1"
+    assert view.locator(".jcnb-live-step").get_attribute("data-lines") == "2"
+    names = view.locator(".jcnb-live-run-numbers .jcnb-live-run-name").all_text_contents()
+    assert names == ["lr 0.01 (step 1) ", "lr 0.2 (step 1) "]
+    screenshot(page, "overlay_detail")
+    set_theme(page, DARK)
+    try:
+        view.scroll_into_view_if_needed()
+        screenshot(page, "overlay_dark")
+    finally:
+        set_theme(page, LIGHT)
+
+    # A run still training updates the view it shares with a saved run.
+    live = page.locator(".jcnb-live").filter(has=page.locator(".jcnb-live-run", has_text="lr 0.05 (live)"))
+    live.locator(".jcnb-live-progress", has_text="(live): 30 steps, done").wait_for(timeout=120_000)
+    assert "lr 0.05 (live): 30 steps, done" in live.locator(".jcnb-live-progress").text_content()
+    live_panels = live.locator(".jcnb-live-card").first.locator(
+        ".jcnb-live-panel:not([hidden]) canvas.jcnb-live-over"
+    )
+    assert [live_panels.nth(j).get_attribute("data-drawn") for j in range(2)] == ["30", "30"]

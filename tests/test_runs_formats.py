@@ -1,0 +1,215 @@
+"""open_run() reads TensorFlow 2's form of histograms and scalars beside TensorFlow 1's; runs_in() lists runs."""
+
+import numpy as np
+import pytest
+
+from jaxcapture_nb import open_run
+from jaxcapture_nb._runs import run_path, runs_in
+
+pytest.importorskip("tensorboardX")
+pytest.importorskip("tensorboard")
+from tensorboard.compat.proto import event_pb2, summary_pb2  # noqa: E402
+from tensorboard.summary.writer.event_file_writer import EventFileWriter  # noqa: E402
+from tensorboard.util import tensor_util  # noqa: E402
+from tensorboardX import SummaryWriter  # noqa: E402
+
+STATS = ("mean", "std", "min", "max", "zero_pct")
+
+
+def tf2_buckets(values: np.ndarray, bucket_count: int = 30) -> np.ndarray:
+    """The ``[k, 3]`` histogram ``tf.summary.histogram`` writes (TensorFlow 2.3 on), in NumPy.
+
+    Equal buckets from the lowest value to the highest, the highest in the
+    last; one value repeated has all its buckets at that value and its count
+    in the last; no values give zeros.
+    """
+    values = np.asarray(values, np.float64).ravel()
+    if values.size == 0:
+        return np.zeros((bucket_count, 3))
+    lo, hi = values.min(), values.max()
+    counts = np.zeros(bucket_count)
+    if lo == hi:
+        counts[-1] = values.size
+        return np.stack([np.full(bucket_count, hi), np.full(bucket_count, hi), counts], axis=1)
+    index = np.minimum(np.floor((values - lo) / ((hi - lo) / bucket_count)).astype(int), bucket_count - 1)
+    np.add.at(counts, index, 1)
+    edges = np.linspace(lo, hi, bucket_count + 1)
+    edges[-1] = hi
+    return np.stack([edges[:-1], edges[1:], counts], axis=1)
+
+
+def write_tf2(log_dir, summaries) -> None:
+    """Writes ``(step, tag, plugin, array)`` summaries without TensorFlow.
+
+    Each is a tensor tagged with its plugin (``None``: with no metadata):
+    the form TensorFlow 2's tf.summary writes (Flax's examples write it
+    through CLU's SummaryWriter).
+    """
+    writer = EventFileWriter(str(log_dir))
+    for step, tag, plugin, array in summaries:
+        value = summary_pb2.Summary.Value(tag=tag, tensor=tensor_util.make_tensor_proto(array))
+        if plugin is not None:
+            value.metadata.plugin_data.plugin_name = plugin
+        summary = summary_pb2.Summary(value=[value])
+        writer.add_event(event_pb2.Event(wall_time=1000.0 + step, step=step, summary=summary))
+    writer.close()
+
+
+def histogram(step, tag, values):
+    return step, tag, "histograms", tf2_buckets(values)
+
+
+def scalar(step, tag, value):
+    return step, tag, "scalars", np.array(value, np.float32)
+
+
+def rows(series):
+    n = series.size
+    return series.steps[:n], series.stats[:n], series.hists[:n]
+
+
+def columns(series) -> dict[str, np.ndarray]:
+    stats = rows(series)[1]
+    return {name: stats[:, series.columns.index(name)] for name in (*STATS, "lo", "hi")}
+
+
+SAMPLES = {step: np.random.default_rng(step).normal(step, 1.0 + step, size=1000) for step in range(0, 50, 10)}
+
+
+def test_open_run_reads_tensorflow_2_histograms_and_scalars(tmp_path):
+    write_tf2(
+        tmp_path,
+        [
+            summary
+            for step, values in SAMPLES.items()
+            for summary in (
+                histogram(step, "layer1/kernel", values),
+                scalar(step, "train_loss", 1.0 / (step + 1)),
+            )
+        ],
+    )
+    stream = open_run(tmp_path).stream
+    assert stream.bins == 30  # TensorFlow's own equal buckets, kept as they are
+    assert [s.label for s in stream.series.values()] == ["layer1/kernel"]
+    (series,) = stream.series.values()
+    steps, _, hists = rows(series)
+    assert steps.tolist() == list(SAMPLES)
+    expected = np.stack([tf2_buckets(values)[:, 2] for values in SAMPLES.values()])
+    np.testing.assert_array_equal(hists, expected)
+    values = np.stack(list(SAMPLES.values()))
+    column = columns(series)
+    np.testing.assert_allclose(column["min"], values.min(1), rtol=1e-6)  # rows hold float32
+    np.testing.assert_allclose(column["max"], values.max(1), rtol=1e-6)
+    np.testing.assert_allclose(column["lo"], values.min(1), rtol=1e-6)
+    np.testing.assert_allclose(column["hi"], values.max(1), rtol=1e-6)
+    # The midpoints stand for each bucket's values: within a fraction of a bucket.
+    width = (values.max(1) - values.min(1)) / 30
+    np.testing.assert_allclose(column["mean"], values.mean(1), atol=0.05 * width.max())
+    np.testing.assert_allclose(column["std"], values.std(1), rtol=0.02)
+    assert np.isnan(column["zero_pct"]).all()
+    assert list(stream.scalars) == ["train_loss"]
+    loss_steps, loss, _ = rows(stream.scalars["train_loss"])
+    assert loss_steps.tolist() == list(SAMPLES)
+    np.testing.assert_allclose(loss[:, 0], [1.0 / (s + 1) for s in SAMPLES], rtol=1e-6)
+
+
+def test_tensorflow_2_buckets_are_spread_onto_other_bins_with_every_count_kept(tmp_path):
+    write_tf2(tmp_path, [histogram(step, "h", values) for step, values in SAMPLES.items()])
+    (series,) = open_run(tmp_path, bins=64).stream.series.values()
+    _, _, hists = rows(series)
+    assert hists.shape == (5, 64) and (hists.sum(1) == 1000).all()
+    # Spread evenly within each bucket: TensorFlow's first bucket over about
+    # 64/30 bins, none of its count outside them.
+    first = tf2_buckets(SAMPLES[0])[0, 2]
+    assert hists[0, :2].sum() <= first <= hists[0, :3].sum()
+
+
+def test_a_tensorflow_2_histogram_of_no_values_has_no_row_statistics(tmp_path):
+    write_tf2(
+        tmp_path,
+        [
+            histogram(0, "h", SAMPLES[0]),
+            (1, "h", "histograms", np.zeros((0, 3))),  # TensorFlow before 2.3
+            histogram(2, "h", []),  # TensorFlow 2.3 on: zeros
+            histogram(3, "h", np.full(7, 2.5)),  # one value, repeated
+        ],
+    )
+    (series,) = open_run(tmp_path).stream.series.values()
+    steps, _, hists = rows(series)
+    assert steps.tolist() == [0, 1, 2, 3]
+    assert hists.sum(1).tolist() == [1000, 0, 0, 7]
+    column = columns(series)
+    assert np.isnan(column["mean"][1:3]).all() and np.isnan(column["max"][1:3]).all()
+    assert (column["mean"][3], column["std"][3], column["min"][3], column["max"][3]) == (2.5, 0.0, 2.5, 2.5)
+
+
+def test_a_log_of_both_forms_reads_as_one_run(tmp_path):
+    """TensorFlow 1's histograms and scalars beside TensorFlow 2's; statistics named after a site in either."""
+    with SummaryWriter(str(tmp_path)) as writer:
+        for step, values in SAMPLES.items():
+            writer.add_histogram("tf1/kernel", values, step)
+            writer.add_scalar("tf1_loss", float(step), step)
+            writer.add_scalar("tf2/kernel/zero_pct", 25.0, step)
+    write_tf2(
+        tmp_path,
+        [
+            summary
+            for step, values in SAMPLES.items()
+            for summary in (
+                histogram(step, "tf2/kernel", values),
+                scalar(step, "tf2_loss", 2.0 * step),
+                scalar(step, "tf1/kernel/mean", 100.0 + step),
+                (step, "notes", "text", np.array([b"a note"], dtype=object)),
+                (step, "no_plugin", None, np.zeros(3)),
+            )
+        ],
+    )
+    stream = open_run(tmp_path, bins=32).stream
+    assert sorted(s.label for s in stream.series.values()) == ["tf1/kernel", "tf2/kernel"]
+    assert sorted(stream.scalars) == ["tf1_loss", "tf2_loss"]
+    for tag, factor in (("tf1_loss", 1.0), ("tf2_loss", 2.0)):
+        steps, values, _ = rows(stream.scalars[tag])
+        assert steps.tolist() == list(SAMPLES)
+        np.testing.assert_allclose(values[:, 0], [factor * s for s in SAMPLES])
+    sites = {s.label: s for s in stream.series.values()}
+    for series in sites.values():
+        steps, _, hists = rows(series)
+        assert steps.tolist() == list(SAMPLES) and (hists.sum(1) == 1000).all()
+    np.testing.assert_array_equal(columns(sites["tf1/kernel"])["mean"], [100.0 + s for s in SAMPLES])
+    assert np.isnan(columns(sites["tf1/kernel"])["zero_pct"]).all()
+    np.testing.assert_allclose(columns(sites["tf2/kernel"])["zero_pct"], 25.0)
+
+
+def write_scalar_run(log_dir) -> None:
+    with SummaryWriter(str(log_dir)) as writer:
+        writer.add_scalar("loss", 1.0, 0)
+
+
+def test_runs_in_names_each_directory_of_event_files(tmp_path):
+    for run in ("b", "a/lr-1", "a/lr-2/deep"):
+        write_scalar_run(tmp_path / run)
+    (tmp_path / "empty").mkdir()
+    runs = runs_in(tmp_path)
+    assert list(runs) == ["a/lr-1", "a/lr-2/deep", "b"]
+    assert runs["a/lr-2/deep"] == tmp_path / "a" / "lr-2" / "deep"
+    assert runs_in(tmp_path / "a") == {"lr-1": tmp_path / "a/lr-1", "lr-2/deep": tmp_path / "a/lr-2/deep"}
+    assert list(open_run(runs["b"]).stream.scalars) == ["loss"]
+
+
+def test_a_directory_of_event_files_is_one_run_named_by_itself(tmp_path):
+    write_scalar_run(tmp_path / "adam")
+    write_scalar_run(tmp_path / "adam" / "nested")
+    assert runs_in(tmp_path / "adam") == {"adam": tmp_path / "adam"}
+    (event_file,) = (tmp_path / "adam").glob("*tfevents*")
+    assert runs_in(event_file) == {event_file.name: event_file}
+    # One run below a directory is the run that directory opens.
+    write_scalar_run(tmp_path / "sgd" / "only")
+    assert run_path(tmp_path / "sgd") == tmp_path / "sgd" / "only"
+
+
+def test_runs_in_names_the_path_that_holds_none(tmp_path):
+    (tmp_path / "logs" / "empty").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError, match=r"no TensorBoard event file in .*logs"):
+        runs_in(tmp_path / "logs")
+    with pytest.raises(FileNotFoundError, match="missing"):
+        runs_in(tmp_path / "missing")
