@@ -84,16 +84,19 @@ class RowLayout:
 
 
 def saturated(stats: Any) -> np.ndarray:
-    """Statistics as float32, the live view's type: float64 ones beyond its range saturate at its largest.
+    """Statistics as float32, the live view's type: finite float64 ones beyond its range saturate at its largest.
 
-    The live view draws its rows in float32; a float64 value beyond
-    3.4e38 then reads as that, rather than as infinite.
+    The live view draws its rows in float32; a finite float64 value beyond
+    3.4e38 then reads as that, rather than as infinite. An infinite value (a
+    logged loss that overflowed) stays infinite.
 
     Example:
-      >>> saturated(np.array([1e300, -1e300, 2.0, np.nan])).tolist()[1:]
-      [-3.4028234663852886e+38, 2.0, nan]
+      >>> saturated(np.array([1e300, -1e300, 2.0, np.nan, np.inf])).tolist()[1:]
+      [-3.4028234663852886e+38, 2.0, nan, inf]
     """
-    return np.clip(np.asarray(stats, np.float64), -_FLOAT32_MAX, _FLOAT32_MAX).astype(np.float32)
+    values = np.asarray(stats, np.float64)
+    finite = np.isfinite(values)
+    return np.where(finite, np.clip(values, -_FLOAT32_MAX, _FLOAT32_MAX), values).astype(np.float32)
 
 
 # The summary of an array sowed outside a compiled step, or handed to update().

@@ -173,6 +173,7 @@ def test_a_logged_inf_before_any_site_is_flagged_with_its_scalar():
             w.update(step, {"x": summarize(values)})
             w.log(step=step, loss=math.inf if step >= 2 else 1.0)
     assert w.stream.first_nonfinite == ("loss", 2)
+    assert w.stream.scalars["loss"].stats[2, 0] == math.inf  # not saturated to float32's largest
     progress = w.view._progress
     assert progress["nonfinite_scalar"] == 0 and progress["nonfinite_site"] is None
     assert progress["nonfinite"] == {"site": "loss", "step": 2, "run": 0}
