@@ -27,6 +27,7 @@ import operator
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -242,8 +243,10 @@ class SiteSeries:
         self.stride = 1
         self.appended = 0
         self.latest_off_grid = False
-        # The first row rewritten since the view last read the rows.
-        self.rewritten_from = capacity
+        # Per reader (a view: a run's own and any overlay that shows it), the
+        # first row rewritten since that reader last read the rows; weak, so
+        # a view let go of is not kept alive by the rows it read.
+        self.rewritten_from: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -264,7 +267,8 @@ class SiteSeries:
         """Adds one row of :attr:`columns` and its histogram; True when rows were thinned."""
         if self.latest_off_grid:
             self.size -= 1
-            self.rewritten_from = min(self.rewritten_from, self.size)
+            for reader, first in list(self.rewritten_from.items()):
+                self.rewritten_from[reader] = min(first, self.size)
         thinned = self.size == len(self.steps)
         if thinned:
             keep = np.arange(0, self.size, 2)

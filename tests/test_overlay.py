@@ -134,6 +134,12 @@ def test_bad_runs_name_the_problem(runs, error, message):
         overlay_runs(runs)
 
 
+def test_one_run_given_twice_is_refused():
+    w = train(1e-3, steps=2)
+    with pytest.raises(ValueError, match="'b' is run 'a' again"):
+        overlay_runs({"a": w, "b": w})
+
+
 def test_a_watch_not_yet_started_is_refused():
     w = watch(display=False)
     with pytest.raises(ValueError, match="has not started"):
@@ -190,3 +196,47 @@ def test_a_site_and_a_scalar_at_the_same_step_flag_the_site():
             w.log(step=step, loss=math.nan if step == 1 else 1.0)
     assert w.stream.first_nonfinite == ("x", 1)
     assert w.view._progress["nonfinite_site"] == 0 and w.view._progress["nonfinite_scalar"] is None
+
+
+def browser_rows(view):
+    """The steps of site 0 that the browser holds, rebuilt from every update as live_state.js applies them."""
+    held = {}
+
+    def apply(change):
+        update = change["new"]
+        if update["base"]:
+            held.clear()
+        index = np.frombuffer(update["index"], np.int32).reshape(-1, 3)
+        steps = np.frombuffer(update["steps"], np.float64)
+        row = 0
+        for site, drop, n in index:
+            rows = held.setdefault(int(site), [])
+            del rows[len(rows) - drop :]
+            rows += steps[row : row + n].tolist()
+            row += n
+
+    view.observe(apply, names="_update")
+    return held
+
+
+def test_two_views_of_one_thinned_stream_both_get_its_rewritten_rows(monkeypatch):
+    # keep_steps=4 thins the history; the latest row is then rewritten in
+    # place at every off-grid step. Each view must learn of every rewrite,
+    # not only the first view to publish after it.
+    from jaxcapture_nb import summarize
+    from jaxcapture_nb._widgets import live_view
+
+    monkeypatch.setattr(live_view, "BASE_SECONDS", 0.0)  # deltas from the first update on
+    with watch(display=False, publish="loop", keep_steps=4, bins=8) as w:
+        w.update(0, {"x": summarize(jnp.zeros(3), bins=8)})
+        overlay = overlay_runs({"a": w, "b": train(1e-3, steps=2, bins=8)})
+        held = browser_rows(w.view), browser_rows(overlay)
+        for step in range(1, 11):
+            w.update(step, {"x": summarize(jnp.full(3, float(step)), bins=8)})
+            w.stream.settle()
+            w.view.publish()
+            overlay.publish()
+        series = next(iter(w.stream.series.values()))
+        kept = series.steps[: series.size].tolist()
+        assert held[0][0] == kept
+        assert held[1][0] == kept

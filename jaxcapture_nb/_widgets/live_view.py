@@ -158,13 +158,13 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
         blocks = []
         for i, key, s in series:
             sent = self._sent.get(key, 0)
-            start = 0 if base else min(sent, s.rewritten_from)
+            start = 0 if base else min(sent, s.rewritten_from.get(self, len(s.steps)))
             if start < s.size or start < sent:
                 rows = slice(start, s.size)
                 drop = 0 if base else sent - start
                 blocks.append((i, drop, (s.steps[rows].copy(), s.stats[rows].copy(), s.hists[rows].copy())))
             self._sent[key] = s.size
-            s.rewritten_from = len(s.steps)
+            s.rewritten_from[self] = len(s.steps)
         return blocks
 
     def _progress_now(self, final: bool) -> dict[str, Any]:
@@ -242,6 +242,10 @@ def _named_runs(stream: Stream | Mapping[str, Stream]) -> list[tuple[str, Stream
     runs = [(str(name), s) for name, s in stream.items()]
     if not runs:
         raise ValueError("a LiveView needs at least one run")
+    for k, (name, s) in enumerate(runs):
+        again = next((other for other, seen in runs[:k] if seen is s), None)
+        if again is not None:
+            raise ValueError(f"run {name!r} is run {again!r} again; show each run once")
     bins = {s.bins for _, s in runs}
     if len(bins) > 1:
         listed = ", ".join(f"{name}: {s.bins}" for name, s in runs)
