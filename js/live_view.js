@@ -49,8 +49,8 @@ function render({ model, el }) {
 
   /** Every step the selected card's shown runs recorded: what the slider moves over. */
   function selectedSteps() {
-    const group = groupsOf(model.get("_sites"))[state.selected];
-    return group ? unionSteps(shownMembers(group, model.get("_sites"), state.sites, runsNow())) : [];
+    const group = groupsOf(entries("_sites"))[state.selected];
+    return group ? unionSteps(shownMembers(group, entries("_sites"), state.sites, runsNow())) : [];
   }
 
   /** Shows the k-th of the selected card's steps (the latest follows new steps). @param {number} k */
@@ -91,15 +91,15 @@ function render({ model, el }) {
     const first = found();
     if (!first) return;
     if (first.site < 0) {
-      const entry = model.get("_scalars")[first.scalar];
+      const entry = entries("_scalars")[first.scalar];
       state.hiddenRuns.delete(entry?.run ?? 0);
       draw();
-      const chart = ui.scalarsBox.children[groupsOf(model.get("_scalars")).findIndex((g) => g.members.includes(first.scalar))];
+      const chart = ui.scalarsBox.children[groupsOf(entries("_scalars")).findIndex((g) => g.members.includes(first.scalar))];
       if (chart) chart.scrollIntoView({ block: "nearest" });
       return;
     }
-    state.selected = groupsOf(model.get("_sites")).findIndex((g) => g.members.includes(first.site));
-    state.hiddenRuns.delete(model.get("_sites")[first.site]?.run ?? 0);
+    state.selected = groupsOf(entries("_sites")).findIndex((g) => g.members.includes(first.site));
+    state.hiddenRuns.delete(entries("_sites")[first.site]?.run ?? 0);
     const s = state.sites[first.site];
     state.pinnedStep = s && first.row >= 0 ? s.steps[first.row] : first.step;
     ui.filter.value = "";
