@@ -1,6 +1,6 @@
 """What watching costs at scale: compile on many sites, host work per site, memory over a long run.
 
-Three parts, each printing ratios measured side by side in one run:
+Four parts, each printing ratios measured side by side in one run:
 
 - ``compile``: the first call of a jitted forward pass of two public-style
   models (``tests/public_style.py``: a ResNet with BatchNorm and a Qwen3-style
@@ -8,6 +8,9 @@ Three parts, each printing ratios measured side by side in one run:
   (``methods=True``), under ``capture(keep="summary")`` and under ``watch()``,
   against the same first call with nothing watching. Target: at most 1.5x.
   Also printed: compile seconds each site adds.
+- ``fresh``: the first call of the same forward passes under ``watch()``
+  in a new process, where the summary program compiles too, against the
+  plain first call in a new process.
 - ``host``: a tiny jitted step sowing 50 small values, under
   ``watch(every=1)`` and ``watch(every=10)``, against the step with its sows
   switched off. Targets: at most 2 us (every=1) and 0.5 us (every=10) of
@@ -16,13 +19,14 @@ Three parts, each printing ratios measured side by side in one run:
   process's resident memory every 5,000 steps. Target: from step 10,000 on
   it grows by less than 32 MiB.
 
-Run all three with ``python benchmarks/bench_scale.py``, or one with
-``--part compile`` (or ``host``, ``soak``).
+Run all four with ``python benchmarks/bench_scale.py``, or one with
+``--part compile`` (or ``fresh``, ``host``, ``soak``).
 """
 
 import argparse
 import pathlib
 import statistics
+import subprocess
 import sys
 import time
 
@@ -69,22 +73,15 @@ COMPILE_VARIANTS = {
 
 
 def compile_part(rounds: int) -> None:
-    models = {
-        "ResNet (BatchNorm), 3 stages": (
-            lambda: ResNet(rngs=nnx.Rngs(0)),
-            jax.random.normal(jax.random.key(0), (8, 16, 16, 1)),
-        ),
-        "GQA decoder, 6 layers": (
-            lambda: GqaDecoder(layers=6, rngs=nnx.Rngs(0)),
-            jax.random.randint(jax.random.key(0), (4, 32), 0, 256),
-        ),
-    }
-    for title, (make_model, inputs) in models.items():
+    for title, (make_model, make_inputs) in MODELS.items():
+        inputs = make_inputs()
         times: dict[str, list[float]] = {name: [] for name in COMPILE_VARIANTS}
         sites = 0
         order = list(COMPILE_VARIANTS)
         # One round first, untimed: JAX's own caches (jnp functions jit
-        # themselves) warm up once per process, not once per model.
+        # themselves) and the summary program, compiled once per table size,
+        # warm up once per process, not once per model (``--part fresh``
+        # times a new process).
         for i in range(rounds + 1):
             for name in order[i % len(order) :] + order[: i % len(order)]:
                 seconds, n = forward_first_call(make_model, inputs, COMPILE_VARIANTS[name])
@@ -102,6 +99,52 @@ def compile_part(rounds: int) -> None:
                 f"  {name:26s} {statistics.median(t):6.2f} s  {ratios[name]:5.2f}x "
                 f"[{low:.2f}, {high:.2f}]  {extra:6.1f} ms/site{target}"
             )
+
+
+MODELS = {
+    "ResNet (BatchNorm), 3 stages": (
+        lambda: ResNet(rngs=nnx.Rngs(0)),
+        lambda: jax.random.normal(jax.random.key(0), (8, 16, 16, 1)),
+    ),
+    "GQA decoder, 6 layers": (
+        lambda: GqaDecoder(layers=6, rngs=nnx.Rngs(0)),
+        lambda: jax.random.randint(jax.random.key(0), (4, 32), 0, 256),
+    ),
+}
+
+
+def fresh_process_first_call(model: str, variant: str) -> float:
+    """Seconds of the first watched call in a new process: its summary program compiles too."""
+    script = (
+        "import sys; sys.path[:0] = [{bench!r}, {tests!r}]\n"
+        "import bench_scale as b\n"
+        "make_model, make_inputs = b.MODELS[{model!r}]\n"
+        "inputs = make_inputs()\n"
+        "print(b.forward_first_call(make_model, inputs, b.COMPILE_VARIANTS[{variant!r}])[0])\n"
+    ).format(
+        bench=str(pathlib.Path(__file__).resolve().parent),
+        tests=str(pathlib.Path(__file__).resolve().parents[1] / "tests"),
+        model=model,
+        variant=variant,
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return float(done.stdout.split()[-1])
+
+
+def fresh_part(rounds: int) -> None:
+    variants = ["plain", "watch()"]
+    for title in MODELS:
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        for i in range(rounds):
+            for name in variants[i % 2 :] + variants[: i % 2]:
+                times[name].append(fresh_process_first_call(title, name))
+        low, high = paired_ratio_interval(times, "watch()", "plain")
+        ratio = paired_ratios(times, "plain")["watch()"]
+        print(
+            f"{title}: first call in a new process, {rounds} rounds: plain "
+            f"{statistics.median(times['plain']):.2f} s, watch() {statistics.median(times['watch()']):.2f} s, "
+            f"{ratio:.2f}x [{low:.2f}, {high:.2f}]"
+        )
 
 
 class Sowing(nnx.Module):
@@ -194,7 +237,8 @@ def soak_part(steps: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["compile", "host", "soak", "all"], default="all")
+    parser.add_argument("--part", choices=["compile", "fresh", "host", "soak", "all"], default="all")
+    parser.add_argument("--fresh-rounds", type=int, default=3)
     parser.add_argument("--compile-rounds", type=int, default=5)
     parser.add_argument("--host-rounds", type=int, default=21)
     parser.add_argument("--host-steps", type=int, default=200)
@@ -202,6 +246,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.part in ("compile", "all"):
         compile_part(args.compile_rounds)
+    if args.part in ("fresh", "all"):
+        fresh_part(args.fresh_rounds)
     if args.part in ("host", "all"):
         host_part(args.host_rounds, args.host_steps)
     if args.part in ("soak", "all"):

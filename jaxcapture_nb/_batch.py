@@ -20,6 +20,10 @@ which is exact for all of them.
 
 from __future__ import annotations
 
+import functools
+import math
+from collections.abc import Sequence
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -55,37 +59,98 @@ CHUNK = 256
 class Layout:
     """Where each of ``sizes`` lies in the table: its rows, and the valid elements of each row.
 
-    All of it is static, computed with NumPy while tracing.
+    Made with NumPy while tracing (:meth:`of`), or on the host for a table
+    of ``rows`` rows with room for ``count`` values (:meth:`padded`): a
+    program that takes the layout as an input compiles once for every
+    table of that size, whatever values it holds. Padding rows hold no
+    valid element and belong to the first unused value slot, whose size is 0.
+
+    Attributes:
+      owner: ``[rows]``, the value each row belongs to.
+      valid: ``[rows]``, how many of a row's elements are the value's.
+      sizes: ``[count]``, each value's elements.
+      last: ``[count]``, each value's last row (0 for an unused slot).
+      count: how many value slots there are.
 
     Example:
-      >>> layout = Layout([3, 300])
+      >>> layout = Layout.of([3, 300])
       >>> layout.rows, layout.owner.tolist(), layout.valid.tolist()
       (3, [0, 1, 1], [3, 256, 44])
+      >>> padded = Layout.padded([3, 300], rows=4, count=4)
+      >>> padded.owner.tolist(), padded.valid.tolist(), padded.sizes.tolist()
+      ([0, 1, 1, 2], [3, 256, 44, 0], [3, 300, 0, 0])
     """
 
-    def __init__(self, sizes: list[int]):
-        self.sizes = np.asarray(sizes, np.int64)
-        rows = -(-self.sizes // CHUNK)
-        self.owner = np.repeat(np.arange(len(sizes), dtype=np.int32), rows)
-        starts = np.repeat(np.cumsum(rows) - rows, rows)
-        within = np.arange(len(self.owner)) - starts
-        self.valid = np.minimum(CHUNK, np.repeat(self.sizes, rows) - within * CHUNK).astype(np.int32)
-        self.rows = len(self.owner)
+    def __init__(self, owner, valid, sizes, last, count: int):
+        self.owner, self.valid, self.sizes, self.last, self.count = owner, valid, sizes, last, count
+
+    @classmethod
+    def of(cls, sizes: Sequence[int]) -> Layout:
+        """The layout of ``sizes`` with no padding."""
+        return cls.padded(sizes, rows=table_rows(sizes), count=len(sizes))
+
+    @classmethod
+    def padded(cls, sizes: Sequence[int], rows: int, count: int) -> Layout:
+        """The layout of ``sizes`` in a table of ``rows`` rows with ``count`` value slots."""
+        used = np.asarray(sizes, np.int64)
+        per_value = -(-used // CHUNK)
+        spare = rows - int(per_value.sum())
+        if spare < 0 or count < len(used) + (spare > 0):
+            raise ValueError(
+                f"{len(used)} values of {per_value.sum()} rows do not fit {rows} rows, {count} slots"
+            )
+        owner = np.repeat(np.arange(len(used) + 1, dtype=np.int32), [*per_value, spare])
+        starts = np.repeat(np.cumsum(per_value) - per_value, per_value)
+        within = np.arange(len(starts)) - starts
+        valid = np.minimum(CHUNK, np.repeat(used, per_value) - within * CHUNK)
+        valid = np.concatenate([valid, np.zeros(spare, np.int64)]).astype(np.int32)
+        all_sizes = np.zeros(count, np.int32)
+        all_sizes[: len(used)] = used
+        last = np.zeros(count, np.int32)
+        last[: len(used)] = np.cumsum(per_value) - 1
+        return cls(owner, valid, all_sizes, last, count)
+
+    @property
+    def rows(self) -> int:
+        return len(self.owner)
 
 
-def _table(values: list[jax.Array], layout: Layout) -> jax.Array:
-    """The values' elements as ``[rows, CHUNK]``, each value starting a row, pads zero."""
+jax.tree_util.register_pytree_node(
+    Layout,
+    lambda layout: ((layout.owner, layout.valid, layout.sizes, layout.last), layout.count),
+    lambda count, arrays: Layout(*arrays, count),
+)
+
+
+def table_rows(sizes: Sequence[int]) -> int:
+    """The rows that values of ``sizes`` fill, each starting a row.
+
+    Example:
+      >>> table_rows([3, 300])
+      3
+    """
+    return int(sum(-(-int(n) // CHUNK) for n in sizes))
+
+
+def _table(values: list[jax.Array], rows: int | None = None) -> jax.Array:
+    """The values' elements as ``[rows, CHUNK]``, each value starting a row, pads zero.
+
+    ``rows`` pads the table with zero rows to that many (see :meth:`Layout.padded`).
+    """
     parts = []
     for v in values:
         flat = v.ravel()
         pad = -flat.size % CHUNK
         parts.append(jnp.pad(flat, (0, pad)).reshape(-1, CHUNK))
-    return jnp.concatenate(parts)
+    table = jnp.concatenate(parts)
+    if rows is not None and rows > table.shape[0]:
+        table = jnp.pad(table, ((0, rows - table.shape[0]), (0, 0)))
+    return table
 
 
 def _per_value(row_values: jax.Array, layout: Layout, how: str) -> jax.Array:
     """Each value's ``how`` ("min", "max" or "sum") of its rows' ``row_values``."""
-    n = len(layout.sizes)
+    n = layout.count
     owner = jnp.asarray(layout.owner)
     if how == "sum":
         return jax.ops.segment_sum(row_values, owner, n, indices_are_sorted=True)
@@ -101,9 +166,9 @@ def _row_extremes(table: jax.Array, layout: Layout) -> tuple[jax.Array, jax.Arra
     ran a masked min and max over every row, fused, ten times slower than
     the plain ones.
     """
-    last = np.cumsum(-(-layout.sizes // CHUNK)) - 1
+    last = jnp.asarray(layout.last)
     tail = table[last]
-    valid = jnp.arange(CHUNK)[None, :] < jnp.asarray(layout.valid[last])[:, None]
+    valid = jnp.arange(CHUNK)[None, :] < jnp.asarray(layout.valid)[last][:, None]
     lo = jnp.min(table, axis=1).at[last].set(jnp.min(jnp.where(valid, tail, jnp.inf), axis=1))
     hi = jnp.max(table, axis=1).at[last].set(jnp.max(jnp.where(valid, tail, -jnp.inf), axis=1))
     return lo, hi
@@ -111,7 +176,7 @@ def _row_extremes(table: jax.Array, layout: Layout) -> tuple[jax.Array, jax.Arra
 
 def _slots(index: jax.Array, inside: jax.Array, layout: Layout, bins: int) -> jax.Array:
     """``[n, bins + SLOTS]`` counts of each value's bin and slot indices; pads count nowhere."""
-    n = len(layout.sizes)
+    n = layout.count
     width = bins + SLOTS
     cell = jnp.asarray(layout.owner)[:, None] * width + index
     cell = jnp.where(inside, cell, n * width)
@@ -206,8 +271,15 @@ def summarize_batch(values: list[jax.Array], bins: int) -> tuple[jax.Array, jax.
       >>> stats[:, :2].tolist(), counts[:, 5:].tolist()
       ([[0.0, 3.0], [0.0, 3.0]], [[1, 1, 1], [1, 1, 2]])
     """
-    layout = Layout([v.size for v in values])
-    table = _table(values, layout)
+    layout = Layout.of([v.size for v in values])
+    return summarize_table(_table(values), layout, bins)
+
+
+def summarize_table(table: jax.Array, layout: Layout, bins: int) -> tuple[jax.Array, jax.Array]:
+    """The ``stats`` ``[count, 6]`` and ``counts`` ``[count, 5 + bins]`` of the values laid out in ``table``.
+
+    Slots of ``layout`` with no value get NaN statistics and zero counts.
+    """
     dtype = table.dtype
     inside = jnp.arange(CHUNK, dtype=jnp.int32)[None, :] < jnp.asarray(layout.valid)[:, None]
     # The fast pass's reductions, as _summary._summarize_floats takes them;
@@ -233,8 +305,9 @@ def summarize_batch(values: list[jax.Array], bins: int) -> tuple[jax.Array, jax.
         return _not_yet(table, inside, layout, *rest, bins=bins)
 
     found = _Found(*jax.lax.cond(jnp.any(fast), fast_pass, placeholders, *args))
-    flushed = (found.lo == 0) & (found.hi == 0) & (found.slots[:, bins + ZERO] < jnp.asarray(layout.sizes))
-    careful = ~fast | flushed
+    sizes = jnp.asarray(layout.sizes)
+    flushed = (found.lo == 0) & (found.hi == 0) & (found.slots[:, bins + ZERO] < sizes)
+    careful = (~fast | flushed) & (sizes > 0)
 
     def careful_pass(table, inside, tree):
         again = _pass_careful(table, inside, layout, bins=bins)
@@ -306,3 +379,82 @@ def _statistics(table, inside, layout: Layout, found: _Found, bins: int) -> tupl
     stats = [jnp.where(empty, nan, s) for s in (found.lo, found.hi, mean, std)]
     stats += [found.lo_edge, found.hi_edge]
     return jnp.stack(stats, axis=1).astype(dtype), counts
+
+
+# A step hands its small values over as one table (see :func:`padded_table`)
+# and :func:`packed_rows` summarizes it in a program of its own. That program
+# depends only on the table's size, rounded up to one of a few sizes, so a
+# process compiles it once for many models and shapes, and a new step
+# compiles only the table's layout, not the summaries.
+
+
+def table_size(sizes: Sequence[int]) -> tuple[int, int]:
+    """The rows and value slots of the table that holds values of ``sizes``.
+
+    Rows round up to a quarter of their power of two (at least 64), so the
+    padding costs at most a quarter more work; slots to a power of two (at
+    least 64) with room for the padding rows' owner. Slots cost little: a
+    few numbers each.
+
+    Example:
+      >>> table_size([300] * 40)
+      (80, 64)
+    """
+    rows = max(table_rows(sizes), 64)
+    step = 1 << max(rows.bit_length() - 3, 0)
+    return -(-rows // step) * step, 1 << max(len(sizes).bit_length(), 6)
+
+
+def padded_table(values: list[jax.Array]) -> jax.Array:
+    """The table of ``values`` (float arrays of one type, each with an element), padded to :func:`table_size`."""
+    return _table(values, table_size([v.size for v in values])[0])
+
+
+@functools.lru_cache(maxsize=256)
+def device_layout(sizes: tuple[int, ...]) -> Layout:
+    """The layout of a :func:`padded_table` of values of ``sizes``, on the default device, kept.
+
+    Steps hand over tables of the same values again and again: their
+    layout is copied to the device once.
+    """
+    return jax.device_put(Layout.padded(sizes, *table_size(sizes)))
+
+
+def pack(stats: jax.Array, counts: jax.Array) -> jax.Array:
+    """``stats`` bit-cast to int32 words and ``counts`` after them, one packed row per value."""
+    words = jax.lax.bitcast_convert_type(stats, jnp.int32).reshape(*stats.shape[:-1], -1)
+    return jnp.concatenate([words, counts], axis=-1)
+
+
+@functools.partial(jax.jit, static_argnames="bins")
+def packed_rows(table: jax.Array, layout: Layout, bins: int) -> jax.Array:
+    """One packed row (see :func:`pack`) per slot of ``layout``, as ``[*lead, count, width]``.
+
+    ``table`` is ``[*lead, rows, CHUNK]``: tables stacked by ``scan`` or
+    ``vmap`` are summarized as one, each of its tables a copy of ``layout``.
+
+    Example:
+      >>> values = [jnp.arange(3.0), jnp.ones((2, 2))]
+      >>> layout = device_layout(tuple(v.size for v in values))
+      >>> rows = packed_rows(padded_table(values), layout, bins=4)
+      >>> rows.shape, rows[:2, 6:8].tolist()
+      ((64, 15), [[3, 0], [4, 0]])
+    """
+    lead, rows = table.shape[:-2], table.shape[-2]
+    copies = math.prod(lead)
+    if copies != 1:
+        table = table.reshape(-1, CHUNK)
+        shift = jnp.arange(copies, dtype=jnp.int32)[:, None]
+        layout = Layout(
+            (layout.owner[None] + shift * layout.count).ravel(),
+            jnp.tile(layout.valid, copies),
+            jnp.tile(layout.sizes, copies),
+            (layout.last[None] + shift * rows).ravel(),
+            layout.count * copies,
+        )
+    else:
+        table = table.reshape(rows, CHUNK)
+    stats, counts = summarize_table(table, layout, bins)
+    return pack(stats, counts).reshape(
+        *lead, -1, stats.shape[-1] * stats.dtype.itemsize // 4 + counts.shape[-1]
+    )

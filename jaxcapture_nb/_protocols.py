@@ -129,6 +129,18 @@ class SiteRecorder(Protocol):
         """
         ...
 
+    def add_table(self, table: Any, step: int | None) -> None:
+        """Records a compiled call's table of small values, summarized here (see ``_step_table``).
+
+        Only a recorder that does not hold values takes tables; one that
+        does gets each site's summary through :meth:`add`.
+
+        Args:
+          table: the ``StepTable`` the call handed over.
+          step: as for :meth:`add`; None numbers each site's values.
+        """
+        ...
+
     def expect(self, path: tuple[Any, ...], var_type: Any, name: str, index: int = 0) -> None:
         """Called as a program being traced sets up a host callback for a site's ``index``-th value in a step."""
         ...

@@ -13,8 +13,11 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import jax
+
 from jaxcapture_nb._names import shown_name
 from jaxcapture_nb._records import NOTHING_SOWED, Gradient, Record, is_array, shape_and_dtype
+from jaxcapture_nb._step_table import StepTable, TableSlot
 from jaxcapture_nb._summary import (
     PendingSummaries,
     Summary,
@@ -282,15 +285,29 @@ class Recorder:
         """
         self.add(path, var_type, name, unpack_summary(row, *layout))
 
+    def add_table(self, table: StepTable, step: int | None) -> None:
+        """Records the summary of every value in a compiled call's table (see ``_step_table``).
+
+        The summaries are started now and fetched with the rest when the
+        records are read. ``step`` matters only to a stream.
+        """
+        packed = table.packed(self.bins)
+        for k, site in enumerate(table.sites):
+            self.add(site.path, site.var_type, site.name, TableSlot(packed, k, site.shape, site.dtype))
+
     def _add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any, skipped: int = 0) -> None:
         site = (path, var_type, name)
         call_index = self._calls.get(site, 0) + skipped
         self._calls[site] = call_index + 1
         self.var_types_seen.add(var_type)
+        slot = value if isinstance(value, TableSlot) else None
         if isinstance(value, Summary):
             summary, value = value, None
             shape = (*summary.stacked_shape, *summary.shape)
             dtype = summary.dtype
+        elif slot is not None:
+            summary, value = None, None
+            shape, dtype = (*slot.packed.shape[:-2], *slot.shape), str(slot.dtype)
         else:
             shape, dtype = shape_and_dtype(value)
             summary = None
@@ -305,7 +322,9 @@ class Recorder:
             # latest step, which is the execution order a user expects.
             self._records.pop(key, None)
         self._records[key] = record
-        if is_concrete_numeric(value) and self.keep == "summary":
+        if slot is not None:
+            self._pending[key] = (record, slot)  # dispatched as its call returned
+        elif is_concrete_numeric(value) and self.keep == "summary":
             # Summarized now, while Python goes on, as the value is not kept.
             self._pending[key] = (record, PendingSummaries([value], self.bins))
             record.value = None
@@ -349,6 +368,8 @@ class Recorder:
         pending = list(self._pending.values())
         self._pending.clear()
         dispatched = [(r, p) for r, p in pending if isinstance(p, PendingSummaries)]
+        slots = [(r, p) for r, p in pending if isinstance(p, TableSlot)]
+        pending = [(r, p) for r, p in pending if not isinstance(p, TableSlot)]
         # One program takes values of one set of devices: in a run of several
         # processes a value of this process's device and a global one differ.
         by_devices: dict[Any, list[tuple[Record, Any]]] = {}
@@ -362,6 +383,10 @@ class Recorder:
         ]
         work = [p for _, p in dispatched] + [PendingSummaries([v for _, v in b], self.bins) for b in batches]
         results = fetch_summaries(work)
+        tables = list({id(slot.packed): slot.packed for _, slot in slots}.values())
+        host = {id(t): h for t, h in zip(tables, jax.device_get(tables), strict=True)}
+        for record, slot in slots:
+            record.summary = slot.summary(host[id(slot.packed)])
         for (record, _), (summary,) in zip(dispatched, results[: len(dispatched)], strict=True):
             record.summary = summary
         for batch, summaries in zip(batches, results[len(dispatched) :], strict=True):
@@ -369,7 +394,7 @@ class Recorder:
                 record.summary = summary
 
     def summarize_missing(self) -> None:
-        """Summarizes every array record still without a summary, in one program."""
+        """Summarizes every array record still without a summary, fetched in one transfer."""
         with self._lock:
             self._fetch_pending()
         missing = [r for r in self._records.values() if r.summary is None and is_array(r.value)]

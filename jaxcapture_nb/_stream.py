@@ -2,6 +2,8 @@
 
 A backend hook or a host callback calls :meth:`Stream.add` with a summary
 (or, for eager sows, an array), and a compiled step's sows arrive through
+:meth:`Stream.add_table` as one table of small values, summarized on the
+device only for the steps the stream records, or through
 :meth:`Stream.add_row` as packed summary rows still on the device; the
 training loop's own values arrive through :meth:`Stream.log` and
 :meth:`Stream.update` as device arrays too. Nothing is read on the loop's
@@ -14,7 +16,10 @@ when each process starts it, in the same order, and a background thread
 would start it at a different moment on each one.
 Every site keeps a ring of at most ``keep_steps`` rows; when it fills, every
 second row is dropped, so old steps thin out while the latest are all kept
-and memory stays flat however long training runs.
+and memory stays flat however long training runs (see :mod:`_row_grid`).
+The sites of one compiled step keep their rows side by side in a
+:class:`SeriesBlock`, so a recorded step costs the host a few NumPy
+operations whatever the number of sites.
 """
 
 from __future__ import annotations
@@ -27,7 +32,6 @@ import operator
 import sys
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -35,16 +39,21 @@ import jax
 import numpy as np
 
 from jaxcapture_nb import _pooling, _schema
+from jaxcapture_nb._batch import device_layout
 from jaxcapture_nb._hosts import readable, replicated, to_host
 from jaxcapture_nb._names import quoted
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
+from jaxcapture_nb._row_grid import RowGrid
+from jaxcapture_nb._step_table import StepTable, TableSite, sizes_of
 from jaxcapture_nb._summary import (
     FLOAT_FIELDS,
     INT_FIELDS,
     Summary,
+    _stats_words,
     check_bins,
     packed_summary,
+    stats_dtype,
     unpack_summary,
 )
 
@@ -217,41 +226,101 @@ class _Row:
     row: Any
     shape: tuple[int, ...]
     dtype: Any
+    slot: int | None = None  # the row's index among a table's packed rows, or None for one row
+
+
+class _TableSites:
+    """The series of a :class:`StepTable`'s sites, found once for all the tables of a trace.
+
+    ``block`` holds their rows when the series were made for these sites.
+    """
+
+    def __init__(
+        self,
+        sites: tuple[TableSite, ...],
+        series: list[SiteSeries],
+        keys: list[Any],
+        block: SeriesBlock | None,
+    ):
+        self.sites, self.series, self.keys, self.block = sites, series, keys, block
+        self.sizes = np.array(sizes_of(sites), np.float64)
+        self.layout = device_layout(sizes_of(sites))
+        self.last_call = -1  # the latest step a table arrived with
+        self.applied = -1  # the latest step its sites' step counts know of
+
+
+@dataclasses.dataclass(frozen=True)
+class _TableRows:
+    """A recorded step's packed rows of a table (on the device until settled)."""
+
+    sites: _TableSites
+    packed: Any
+    stats_type: np.dtype
+    # Per site, the steps its eager values moved it on by (see ``_ingest``); None when none did.
+    shifts: list[int] | None
 
 
 class SiteSeries:
-    """Recorded steps of one site: at most ``capacity`` rows spread over the run.
+    """Recorded steps of one site: at most ``capacity`` rows spread over the run (see :mod:`_row_grid`).
 
-    Rows sit on a grid of every ``stride``-th recorded value, plus the latest
-    value, kept whether or not it is on the grid (and replaced by the next).
-    When the rows fill the capacity, every second grid row goes and the
-    stride doubles, so the rows always cover the whole run evenly and the
-    newest step is always there.
+    A series made by a :class:`SeriesBlock` keeps its rows in the block's
+    tables and shares its grid until it gets a row of its own; then it
+    takes a copy of both and goes on alone.
     """
 
-    def __init__(self, label: str, kind: str, bins: int, capacity: int, layout: RowLayout | None = None):
+    def __init__(
+        self,
+        label: str,
+        kind: str,
+        bins: int,
+        capacity: int,
+        layout: RowLayout | None = None,
+        *,
+        block: tuple[RowGrid, int, np.ndarray, np.ndarray] | None = None,
+    ):
         self.label, self.kind, self.bins = label, kind, bins
         # The shape of the site's latest value; None for a run read from a log.
         self.shape: tuple[int, ...] | None = None
         self.layout = layout or RowLayout()
-        self.steps = np.zeros(capacity, np.int64)
-        self.stats = np.zeros((capacity, len(self.layout.columns)), np.float32)
-        self.hists = np.zeros((capacity, bins), np.int32)
-        self.size = 0
-        self.calls = 0  # steps seen, recorded or not
+        if block is None:
+            self.grid, self.member = RowGrid(capacity), 0
+            self.stats = np.zeros((capacity, len(self.layout.columns)), np.float32)
+            self.hists = np.zeros((capacity, bins), np.int32)
+        else:
+            self.grid, self.member, self.stats, self.hists = block
+        self._calls = 0
         self.last_call = -1  # the latest call number a compiled step sent a value with
-        self.stride = 1
-        self.appended = 0
-        self.latest_off_grid = False
-        # Per reader (a view: a run's own and any overlay that shows it), the
-        # first row rewritten since that reader last read the rows; weak, so
-        # a view let go of is not kept alive by the rows it read.
-        self.rewritten_from: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+    @property
+    def calls(self) -> int:
+        """Steps seen, recorded or not."""
+        return max(self._calls, self.grid.calls)
+
+    @calls.setter
+    def calls(self, value: int) -> None:
+        self._calls = value
+
+    @property
+    def steps(self) -> np.ndarray:
+        """The step of each row; the first :attr:`size` are kept rows."""
+        return self.grid.steps
+
+    @property
+    def size(self) -> int:
+        return self.grid.size
 
     @property
     def columns(self) -> tuple[str, ...]:
         """The name of each column of :attr:`stats`."""
         return self.layout.columns
+
+    def first_rewritten(self, reader: Any) -> int:
+        """The first row rewritten since ``reader`` last called :meth:`mark_read`; the capacity if none."""
+        return self.grid.first_rewritten(reader, self.member)
+
+    def mark_read(self, reader: Any) -> None:
+        """Notes that ``reader`` has read the rows as they are now."""
+        self.grid.mark_read(reader, self.member)
 
     def row_of(self, summary: Summary) -> tuple[list[float], np.ndarray]:
         """The row of :attr:`columns` and the histogram of a summary, stacked ones pooled."""
@@ -265,23 +334,47 @@ class SiteSeries:
 
     def append_row(self, step: int, stats: Any, hist: np.ndarray) -> bool:
         """Adds one row of :attr:`columns` and its histogram; True when rows were thinned."""
-        if self.latest_off_grid:
-            self.size -= 1
-            for reader, first in list(self.rewritten_from.items()):
-                self.rewritten_from[reader] = min(first, self.size)
-        thinned = self.size == len(self.steps)
-        if thinned:
-            keep = np.arange(0, self.size, 2)
-            for table in (self.steps, self.stats, self.hists):
-                table[: len(keep)] = table[keep]
-            self.size = len(keep)
-            self.stride *= 2
-        self.stats[self.size] = saturated(stats)
-        self.hists[self.size] = hist
-        self.steps[self.size] = step
-        self.size += 1
-        self.latest_off_grid = self.appended % self.stride != 0
-        self.appended += 1
+        if self.grid.members > 1:
+            self._leave_block()
+        row, thinned = self.grid.advance(step, [self.stats, self.hists])
+        self.stats[row] = saturated(stats)
+        self.hists[row] = hist
+        return thinned
+
+    def _leave_block(self) -> None:
+        self.grid, self.member = self.grid.copy_for(self.member), 0
+        self.stats, self.hists = self.stats.copy(), self.hists.copy()
+
+
+class SeriesBlock:
+    """The series of sites a compiled step records together, their rows side by side in one table.
+
+    Each recorded step adds a row to every series with one assignment. A
+    series that gets a row another way leaves the block (see
+    :meth:`SiteSeries.append_row`), and the block is no longer :meth:`intact`.
+    """
+
+    def __init__(self, sites: list[tuple[str, str]], bins: int, capacity: int, layout: RowLayout):
+        n = len(sites)
+        self.grid = RowGrid(capacity, n)
+        self.stats = np.zeros((capacity, n, len(layout.columns)), np.float32)
+        self.hists = np.zeros((capacity, n, bins), np.int32)
+        self.series = [
+            SiteSeries(
+                label, kind, bins, capacity, layout, block=(self.grid, j, self.stats[:, j], self.hists[:, j])
+            )
+            for j, (label, kind) in enumerate(sites)
+        ]
+
+    def intact(self) -> bool:
+        """Whether every series still keeps its rows here."""
+        return all(s.grid is self.grid for s in self.series)
+
+    def append(self, step: int, stats: np.ndarray, hists: np.ndarray) -> bool:
+        """Adds a row to every series: ``stats`` ``[n, columns]`` (float32) and ``hists`` ``[n, bins]``."""
+        row, thinned = self.grid.advance(step, [self.stats, self.hists])
+        self.stats[row] = stats
+        self.hists[row] = hists
         return thinned
 
 
@@ -326,11 +419,14 @@ class Stream:
         self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
         self._scalars_queued: list[tuple[str, int, Any]] = []  # (name, step, value)
         self._selected: dict[Any, list[tuple[int, str]]] = {}  # update()'s leaves per tree structure
-        self._arrived: list[tuple[SiteSeries, int, int, Any]] = []  # (series, step, order, value)
+        self._arrived: list[tuple[Any, int, int, Any]] = []  # (series, step, order, value)
         # Per site (its first value's series key): the step after the latest
         # seen, recorded or not, and how many eager values moved its steps on.
         self._next_step: dict[Any, int] = {}
         self._shift: dict[Any, int] = {}
+        # The sites of each trace's table, by the identity of its sites tuple
+        # (the same object every call of a compiled step hands over).
+        self._tables: dict[int, _TableSites] = {}
         # Called on the training loop's thread after each call that handed over rows.
         self.after_call: list[Callable[[], None]] = []
         # Called with (series, step, stats, hist) as each row is recorded, on the
@@ -423,6 +519,71 @@ class Stream:
         Rows exist only for sites that ``include`` accepted when they were sowed.
         """
         self._ingest(path, var_type, name, index, _Row(row, *layout), step=step, order=order)
+
+    def add_table(self, table: StepTable, step: int | None) -> None:
+        """Records the summaries of a call's table of small values (see :mod:`jaxcapture_nb._step_table`).
+
+        A step the stream does not record costs a comparison: its table is
+        not summarized, and no site is touched. A recorded one starts the
+        summaries on the device and queues them for :meth:`settle` as one
+        item.
+
+        Args:
+          table: the table the call handed over.
+          step: the training step of its values, or None to number each
+            site's values (see :meth:`add_row`).
+        """
+        with self.lock:
+            sites = self._table_sites(table.sites)
+            if step is not None:
+                if step <= sites.last_call:
+                    return  # a forward pass that remat recomputes sent this step's values again
+                sites.last_call = step
+                if sites.block is not None:
+                    sites.block.grid.calls = step + 1
+                if not self.records_step(step):
+                    return
+        packed = table.packed(self.bins, sites.layout)
+        if step is None:
+            for k, site in enumerate(table.sites):
+                row = _Row(packed, site.shape, site.dtype, k)
+                self._ingest(site.path, site.var_type, site.name, site.index, row, order=site.order)
+            return
+        stats_type = stats_dtype(table.sites[0].dtype)
+        with self.lock:
+            shifts = [self._shift.get(key, 0) for key in sites.keys] if self._shift else None
+            self._arrived.append((sites, step, 0, _TableRows(sites, packed, stats_type, shifts)))
+
+    def _table_sites(self, sites: tuple[TableSite, ...]) -> _TableSites:
+        found = self._tables.get(id(sites))
+        if found is None or found.sites is not sites:
+            named = [_site(s.path, s.var_type, s.name, s.index) for s in sites]
+            block = None
+            if len({key for key, _, _ in named}) == len(named) and not any(
+                key in self.series for key, _, _ in named
+            ):
+                block = SeriesBlock(
+                    [(label, kind) for _, label, kind in named], self.bins, self.keep_steps, self.layout
+                )
+                for (key, _, _), made in zip(named, block.series, strict=True):
+                    self.series[key] = made
+            series = [self._series(*site) for site in named]
+            for one, site in zip(series, sites, strict=True):
+                one.shape = site.shape
+            keys = [_site(s.path, s.var_type, s.name)[0] for s in sites]
+            found = self._tables[id(sites)] = _TableSites(sites, series, keys, block)
+        return found
+
+    def _catch_up(self, sites: _TableSites, step: int) -> None:
+        """Moves the step counts of a table's sites on to ``step``, numbering it as ``_ingest`` would."""
+        if step <= sites.applied:
+            return
+        sites.applied = step
+        for series, key in zip(sites.series, sites.keys, strict=True):
+            row = step + self._shift.get(key, 0)
+            series.last_call = max(series.last_call, step)
+            self._next_step[key] = max(self._next_step.get(key, 0), row + 1)
+            series.calls = max(series.calls, row + 1)
 
     def call_returned(self) -> None:
         """Called on the training loop's thread once a call has handed over all its rows."""
@@ -553,6 +714,8 @@ class Stream:
         with self.lock:
             series = self._series(*_site(path, var_type, name, index))
             if step is None:
+                for sites in self._tables.values():
+                    self._catch_up(sites, sites.last_call)
                 row = max(self._next_step.get(site, 0) - (index > 0), 0)
                 self._shift[site] = self._shift.get(site, 0) + (index == 0)
                 recorded = self.records_step(row)
@@ -637,22 +800,82 @@ class Stream:
             arrived = self._arrived
             done = len(arrived) if wait else _computed_prefix(arrived, lambda item: _device_arrays(item[-1]))
             arrived, self._arrived = arrived[:done], arrived[done:]
-        arrived = [(series, step, order, _on_host(value)) for series, step, order, value in arrived]
+        # Tables come in one transfer, the rest one fetch each; the statistics
+        # of all the tables' unstacked rows are made at once.
+        tables = [value for *_, value in arrived if isinstance(value, _TableRows)]
+        fetched = [
+            packed[..., : len(rows.sites.sites), :]
+            for rows, packed in zip(tables, jax.device_get([rows.packed for rows in tables]), strict=True)
+        ]
+        table_rows = iter(zip(fetched, self._table_statistics(tables, fetched), strict=True))
+        on_host = [value if isinstance(value, _TableRows) else _on_host(value) for *_, value in arrived]
         # The statistics of all single (unstacked) summaries are made at once.
-        is_single = [_single(v) for *_, v in arrived]
-        single = [v for (*_, v), one in zip(arrived, is_single, strict=True) if one]
+        single = [value for value in on_host if _single(value)]
         if single:
             stacked = Summary(
                 stats=np.stack([v.stats for v in single]), counts=np.stack([v.counts for v in single])
             )
             sizes = np.array([math.prod(v.shape) for v in single], np.float64)
             batch = iter(zip(row_stats(stacked, sizes, self.layout), stacked.hist, strict=True))
-        for (series, step, order, value), one in zip(arrived, is_single, strict=True):
+        for (series, step, order, _), value in zip(arrived, on_host, strict=True):
+            if isinstance(value, _TableRows):
+                self._record_table(value, step, *next(table_rows))
+                continue
             series.shape = (*value.stacked_shape, *value.shape)
-            if one:
+            if _single(value):
                 self._append(series, step, order, *next(batch))
             elif value.reason is None:
                 self._append(series, step, order, *series.row_of(value))
+        with self.lock:
+            for sites in self._tables.values():
+                self._catch_up(sites, sites.last_call)
+
+    def _table_statistics(
+        self, tables: list[_TableRows], fetched: list[np.ndarray]
+    ) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """The rows of :attr:`layout` and the histograms of each table's sites; None for stacked tables."""
+        plain = [(rows, packed) for rows, packed in zip(tables, fetched, strict=True) if packed.ndim == 2]
+        if not plain:
+            return [None] * len(tables)
+        words = [_stats_words(rows.stats_type) for rows, _ in plain]
+        summaries = Summary(
+            stats=np.concatenate(
+                [
+                    p[:, :w].view(rows.stats_type).astype(np.float64)
+                    for (rows, p), w in zip(plain, words, strict=True)
+                ]
+            ),
+            counts=np.concatenate([p[:, w:] for (_, p), w in zip(plain, words, strict=True)]),
+        )
+        stats = row_stats(summaries, np.concatenate([rows.sites.sizes for rows, _ in plain]), self.layout)
+        hists = summaries.hist
+        ends = np.cumsum([len(p) for _, p in plain])
+        parts = iter(zip(np.split(stats, ends[:-1]), np.split(hists, ends[:-1]), strict=True))
+        return [next(parts) if packed.ndim == 2 else None for packed in fetched]
+
+    def _record_table(
+        self, rows: _TableRows, step: int, packed: np.ndarray, made: tuple[np.ndarray, np.ndarray] | None
+    ) -> None:
+        """Records a step's rows of a table; ``made`` holds their statistics and histograms, if unstacked."""
+        sites = rows.sites
+        if made is not None and sites.block is not None and sites.block.intact():
+            if not self.on_row and not any(rows.shifts or ()):
+                stats, hists = made
+                with self.lock:
+                    if sites.block.append(step, stats, hists):
+                        self.version += 1
+                    for k in np.flatnonzero(stats[:, self.layout.nonfinite].sum(axis=1) > 0):
+                        self._flag(sites.series[k], step, sites.sites[k].order)
+                return
+        for k, (site, series) in enumerate(zip(sites.sites, sites.series, strict=True)):
+            at = step + (rows.shifts[k] if rows.shifts else 0)
+            if made is not None:
+                series.shape = site.shape
+                self._append(series, at, site.order, made[0][k], made[1][k])
+                continue
+            summary = unpack_summary(packed[..., k, :], site.shape, site.dtype)
+            series.shape = (*summary.stacked_shape, *site.shape)
+            self._append(series, at, site.order, *series.row_of(summary))
 
     def _append(self, series: SiteSeries, step: int, order: int, stats: Any, hist: np.ndarray) -> None:
         with self.lock:
@@ -673,6 +896,8 @@ class Stream:
     def steps_seen(self) -> int:
         """How many steps the busiest site has seen (its calls)."""
         with self.lock:
+            for sites in self._tables.values():
+                self._catch_up(sites, sites.last_call)
             return max((s.calls for s in self.series.values()), default=0)
 
     def nbytes(self) -> int:
@@ -686,17 +911,22 @@ class Stream:
             return sum(t.nbytes for t in tables)
 
 
-def _device_arrays(value: _Row | Summary) -> tuple[Any, ...]:
+def _device_arrays(value: _Row | _TableRows | Summary) -> tuple[Any, ...]:
     """The arrays of an arrived value that may still be on their way from the device."""
     if isinstance(value, _Row):
         return (value.row,)
+    if isinstance(value, _TableRows):
+        return (value.packed,)
     return (value.stats, value.counts)
 
 
 def _on_host(value: _Row | Summary) -> Summary:
     """An arrived packed row or summary, as a :class:`Summary` of NumPy arrays (a fetch, no device work)."""
     if isinstance(value, _Row):
-        return unpack_summary(to_host(value.row), value.shape, value.dtype)
+        row = to_host(value.row)
+        return unpack_summary(
+            row if value.slot is None else row[..., value.slot, :], value.shape, value.dtype
+        )
     return value.to_numpy()
 
 

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcapture_nb._batch import summarize_batch
+from jaxcapture_nb._batch import device_layout, packed_rows, padded_table, summarize_batch
 from jaxcapture_nb._float32 import (
     from_order_key,
     inf_bits,
@@ -554,6 +554,20 @@ def _parts(values: list[jax.Array], bins: int) -> list[tuple[list[int], Summary]
     return parts
 
 
+def step_tables(values: list[jax.Array]) -> list[tuple[list[int], jax.Array]]:
+    """The values :func:`_batches` puts together, as tables to summarize after the step.
+
+    Returns, for each float type, the positions of its values and their
+    :func:`_batch.padded_table`, which :func:`_batch.packed_rows` summarizes
+    in a program compiled once per table size: a new step then compiles
+    the table's layout, not the summaries. The other values are left out.
+    """
+    return [
+        (members, padded_table([_as_real(jax.lax.stop_gradient(jnp.asarray(values[i])))[0] for i in members]))
+        for members in _batches(values).values()
+    ]
+
+
 def step_summaries(values: list[jax.Array], bins: int) -> list[Summary]:
     """Summaries of many values, as traced values; cheap to compile at any count (see :func:`_parts`)."""
     out: list[Any] = [None] * len(values)
@@ -649,24 +663,53 @@ def _summarize_packed(leaves: list[jax.Array], bins: int) -> list[jax.Array]:
     return _packed_tables(leaves, bins)
 
 
+@jax.jit
+def _real_table(values: list[jax.Array]) -> jax.Array:
+    """The :func:`_batch.padded_table` of concrete values, each first made real (see :func:`_as_real`).
+
+    It compiles per set of shapes, but only the layout: the summaries are
+    :func:`_batch.packed_rows`'s, compiled once per table size.
+    """
+    return padded_table([_as_real(jax.lax.stop_gradient(v))[0] for v in values])
+
+
 class PendingSummaries:
     """Summaries dispatched to the device and not yet fetched.
 
     Dispatch returns at once and the device computes while Python goes on,
     so a summary started when a value is sowed is usually ready by the end of
     the block. :func:`fetch_summaries` then collects many in one transfer.
+    Small values are laid out as tables, whose summary program is compiled
+    once per table size, not per shape; the rest are summarized in one
+    program of their own.
     """
 
     def __init__(self, arrays: list[jax.Array], bins: int):
-        self._tables = _summarize_packed(arrays, bins=bins)
         self._layout = [(tuple(a.shape), a.dtype) for a in arrays]
+        self._batched = list(_batches(arrays).values())
+        in_tables = {i for members in self._batched for i in members}
+        self._rest = [i for i in range(len(arrays)) if i not in in_tables]
+        self._tables: list[Any] = [
+            packed_rows(
+                _real_table([arrays[i] for i in members]),
+                device_layout(tuple(arrays[i].size for i in members)),
+                bins=bins,
+            )
+            for members in self._batched
+        ]
+        if self._rest:
+            self._tables.append(_summarize_packed([arrays[i] for i in self._rest], bins=bins))
 
-    def _unpack(self, tables: list[np.ndarray]) -> list[Summary]:
+    def _unpack(self, tables: list[Any]) -> list[Summary]:
         out: list[Any] = [None] * len(self._layout)
-        kinds = _kinds([dtype for _, dtype in self._layout])
-        for members, table in zip(kinds.values(), tables, strict=True):
-            for i, row in zip(members, table, strict=True):
-                out[i] = unpack_summary(row, *self._layout[i])
+        for members, table in zip(self._batched, tables, strict=False):
+            for k, i in enumerate(members):
+                out[i] = unpack_summary(table[k], *self._layout[i])
+        if self._rest:
+            kinds = _kinds([self._layout[i][1] for i in self._rest])
+            for members, table in zip(kinds.values(), tables[-1], strict=True):
+                for k, row in zip(members, table, strict=True):
+                    out[self._rest[k]] = unpack_summary(row, *self._layout[self._rest[k]])
         return out
 
 
@@ -722,7 +765,10 @@ def check_bins(bins: Any) -> None:
 
 
 def summarize(tree: Any, bins: int = DEFAULT_BINS) -> Any:
-    """Summarizes every array in a pytree, in one compiled program.
+    """Summarizes every array in a pytree, fetched in one transfer.
+
+    Small arrays are summarized together by a program compiled once per
+    table size, whatever their shapes; large ones together in one program.
 
     Works on concrete arrays and inside ``jax.jit``, ``nnx.jit``, ``scan`` and
     ``vmap``. Floating inputs of any width (float16, bfloat16, float8) are

@@ -10,6 +10,7 @@ from flax import nnx
 from models import Block, ConvNet
 
 from jaxcapture_nb import Capture, JaxCaptureWarning, capture
+from jaxcapture_nb._step_table import TableSlot
 
 
 def has_captures(model) -> bool:
@@ -77,10 +78,10 @@ def test_keep_summary_computes_summaries_inside_the_jitted_step(convnet, images)
     step = nnx.jit(lambda model, x: model(x).sum())
     with capture(convnet, keep="summary") as cap:
         step(convnet, images)
-        held = jax.tree.leaves([value for *_, value in cap._backend._latest.values()])
-    # What the compiled step handed back is the small summary (at most the 64
-    # histogram bins and five counts in one array), not the tensor.
-    assert held and max(leaf.size for leaf in held) <= 64 + 5
+        held = [value for *_, value in cap._backend._latest.values()]
+    # What the capture holds is the summary (six statistics, five counts and
+    # the 64 histogram bins in one packed row per site), not the tensor.
+    assert held and all(isinstance(slot, TableSlot) and slot.packed.shape[-1] == 6 + 5 + 64 for slot in held)
 
 
 def test_memory_stays_flat_over_many_steps(convnet, images):
@@ -494,9 +495,9 @@ def test_a_new_block_reuses_the_compiled_step_and_each_policy_traces_its_own(con
     assert len(traces) == 1
     with capture(convnet, keep="summary") as cap:
         step(convnet, images)
-        held = jax.tree.leaves([value for *_, value in cap._backend._latest.values()])
+        held = [value for *_, value in cap._backend._latest.values()]
     assert len(traces) == 2  # keep="summary" stores summaries: its own trace
-    assert max(leaf.size for leaf in held) <= 64 + 5  # bins and counts, not the tensor
+    assert all(slot.packed.shape[-1] == 6 + 5 + 64 for slot in held)  # a summary, not the tensor
     assert all(r.value is None for r in cap.records)
 
 

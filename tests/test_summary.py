@@ -7,6 +7,7 @@ import pytest
 from flax import nnx
 
 from jaxcapture_nb import Summary, capture, summarize
+from jaxcapture_nb._batch import packed_rows
 from jaxcapture_nb._records import format_table
 from jaxcapture_nb._summary import MAX_BINS, _histogram, _summarize_packed
 
@@ -81,13 +82,25 @@ def test_prng_keys_get_a_reason_instead_of_statistics():
     assert s.reason and "PRNG key" in s.reason and s.count is None and s.shape == (3,)
 
 
-def test_a_pytree_is_summarized_in_one_compiled_program():
+def test_a_pytree_of_small_values_is_summarized_by_one_program_whatever_their_shapes():
     tree = {"a": jnp.ones((4, 4)), "b": [jnp.arange(3), None, "text"], "c": jnp.zeros(2, jnp.bfloat16)}
+    out = summarize(tree, bins=8)
+    assert isinstance(out["a"], Summary) and out["b"][1] is None and out["b"][2] is None
+    assert out["b"][0].dtype == "int32" and int(out["b"][0].count) == 3
+    compiled = packed_rows._cache_size()
+    other = summarize(
+        {"x": jnp.ones((7, 9)), "y": [jnp.arange(5.0)] * 4, "z": jnp.zeros(3, jnp.float16)}, bins=8
+    )
+    assert packed_rows._cache_size() == compiled
+    assert int(other["y"][3].count) == 5 and other["z"].dtype == "float16"
+
+
+def test_large_values_are_summarized_in_one_program_of_their_own():
+    tree = [jnp.ones(1 << 18), jnp.arange(1 << 18, dtype=jnp.float32), jnp.ones(3)]
     before = _summarize_packed._cache_size()
     out = summarize(tree, bins=8)
     assert _summarize_packed._cache_size() == before + 1
-    assert isinstance(out["a"], Summary) and out["b"][1] is None and out["b"][2] is None
-    assert out["b"][0].dtype == "int32" and int(out["b"][0].count) == 3
+    assert int(out[1].count) == 1 << 18 and float(out[1].max) == (1 << 18) - 1 and int(out[2].count) == 3
 
 
 def test_works_inside_jit_vmap_scan_and_nnx_jit():

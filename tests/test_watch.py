@@ -157,38 +157,42 @@ def test_rows_of_a_step_still_running_wait_for_a_later_settle(monkeypatch):
         assert y.size == 4
 
 
-def rows_of_each_call(monkeypatch):
-    """The packed rows of "act" that every call of a compiled step hands back, read on the host."""
-    from jaxcapture_nb._backends.nnx import NnxCapture
+def summarized_calls(monkeypatch):
+    """For every call of a compiled step that hands over a table, whether its summaries were made."""
+    from jaxcapture_nb._step_table import StepTable
+    from jaxcapture_nb._stream import Stream
 
-    seen = []
-    take = NnxCapture.take
+    calls = []
+    add_table, packed = Stream.add_table, StepTable.packed
 
-    def spy(self, sink):
-        first = (sink.path, sink.var_type) not in self._taken  # JAX may rebuild a call's outputs twice
-        if first and "act" in sink.values and sink.path == ():
-            seen.append(np.asarray(sink.values["act"][0]))
-        take(self, sink)
+    def note_call(self, table, step):
+        calls.append(False)
+        add_table(self, table, step)
 
-    monkeypatch.setattr(NnxCapture, "take", spy)
-    return seen
+    def note_summaries(self, bins, layout=None):
+        calls[-1] = True
+        return packed(self, bins, layout)
+
+    monkeypatch.setattr(Stream, "add_table", note_call)
+    monkeypatch.setattr(StepTable, "packed", note_summaries)
+    return calls
 
 
-def test_every_records_one_step_in_n_and_the_device_summarizes_only_those(setup, monkeypatch):
+def test_every_records_one_step_in_n_and_summarizes_only_those(setup, monkeypatch):
     model, optimizer, x, y = setup
     traces = []
     step = make_step(traces)
-    rows = rows_of_each_call(monkeypatch)
+    summarized = summarized_calls(monkeypatch)
     with watch(model, every=5, display=False) as w:
         for _ in range(23):
             step(model, optimizer, x, y)
-    assert len(traces) == 1  # the step's counter decides on the device: no trace per decision
+    assert len(traces) == 1  # the step is the same program whether it is recorded or not
     act = w.stream.series[((), "Intermediate", "act")]
     assert act.calls == 23
     assert act.steps[: act.size].tolist() == [0, 5, 10, 15, 20]
-    # On the other calls the compiled step skipped the summaries and sent zeros.
-    recorded = [k for k, row in enumerate(rows) if row.any()]
-    assert len(rows) == 23 and recorded == [0, 5, 10, 15, 20]
+    # Only the recorded calls' tables were summarized.
+    assert len(summarized) == 23
+    assert [k for k, made in enumerate(summarized) if made] == [0, 5, 10, 15, 20]
     # The recorded rows are the real summaries: lr=0, so each equals the first.
     want = model.hidden(x)
     assert row(act, 4, "mean") == pytest.approx(float(want.mean()), rel=1e-5)
@@ -204,8 +208,9 @@ def test_a_step_summarizes_all_its_sites_in_one_batch(setup, monkeypatch):
 
     def spy(self):
         before = len(self._deferred)
-        summarize_deferred(self)
+        tables = summarize_deferred(self)
         batches.append(before - len(self._deferred))
+        return tables
 
     monkeypatch.setattr(NnxCapture, "summarize_deferred", spy)
     step = make_step([])

@@ -40,7 +40,8 @@ from jaxcapture_nb._backends.nnx_routes import (
 )
 from jaxcapture_nb._backends.nnx_sink import Sink, Static
 from jaxcapture_nb._protocols import SiteRecorder
-from jaxcapture_nb._summary import step_rows, step_summaries
+from jaxcapture_nb._step_table import IN_TABLE, StepTable, TableSite, TableSlot, compile_ahead, sizes_of
+from jaxcapture_nb._summary import step_rows, step_summaries, step_tables
 from jaxcapture_nb._tracing import current_trace, tracing, usable_here
 
 
@@ -185,7 +186,7 @@ class NnxCapture:
     def take(self, sink: Sink) -> None:
         """Takes what a call left in a sink, as the call returns, once per call."""
         site = (sink.path, sink.var_type)
-        if site in self._taken or not (sink.values or sink.counter is not None):
+        if site in self._taken or not (sink.values or sink.tables or sink.counter is not None):
             return
         self._taken.add(site)
         self._returned = True
@@ -195,6 +196,8 @@ class NnxCapture:
         for name, values in sink.values.items():
             key = (sink.path, sink.var_type, name)
             for k, value in enumerate(values):
+                if value is IN_TABLE:
+                    continue
                 order = orders.get((*key, k), 0)
                 if self.recorder.holds_values:
                     self.hold(order, key, value)
@@ -202,20 +205,30 @@ class NnxCapture:
                 shape, dtype, stepped = sink.layouts[name][k]
                 step = self._steps_returned if stepped else None
                 self.recorder.add_row(*key, value, (shape, dtype), order, step=step, index=k)
+        for table in sink.tables:
+            if self.recorder.holds_values:
+                packed = table.packed(self.recorder.bins)
+                for k, s in enumerate(table.sites):
+                    self.hold(s.order, (s.path, s.var_type, s.name), TableSlot(packed, k, s.shape, s.dtype))
+            else:
+                self.recorder.add_table(table, step=self._steps_returned if table.stepped else None)
 
     def defer(self, sink: Sink, name: str, index: int, value: jax.Array, gate: Any) -> None:
         """Notes a traced value to summarize with the rest of its trace's (see ``summarize_deferred``)."""
         self._deferred.append((current_trace(), sink, name, index, value, gate))
 
-    def summarize_deferred(self) -> None:
+    def summarize_deferred(self) -> list[StepTable]:
         """Summarizes, in one batch, every value deferred by sows that ran in the running trace.
 
         Called as the first sink holding such values is handed on, out of a
         compiled call or a transform (``scan``, ``grad``, ``remat``): by then
-        the trace has sowed all it sows at its level, and summaries made
-        together compile once per distinct size rather than once per site.
-        The sows' trace, not their values', decides: under ``grad`` an
-        integer value (top-k indices, say) is a tracer of the enclosing step.
+        the trace has sowed all it sows at its level. Small values go into
+        tables, returned for that sink to carry out and summarized after the
+        call (see :mod:`jaxcapture_nb._step_table`); the rest are summarized
+        here, together, which compiles once per distinct size rather than
+        once per site. The sows' trace, not their values', decides: under
+        ``grad`` an integer value (top-k indices, say) is a tracer of the
+        enclosing step.
         """
         level = current_trace()
         batch = [d for d in self._deferred if d[0] is level]
@@ -224,14 +237,36 @@ class NnxCapture:
         by_gate: dict[int, list[tuple[Any, Sink, str, int, jax.Array, Any]]] = {}
         for d in batch:
             by_gate.setdefault(id(d[5]), []).append(d)
+        tables = []
+        orders = trace_orders.get(self._route, {})
         for group in by_gate.values():
             values = [d[4] for d in group]
+            in_tables = set()
+            for members, table in step_tables(values):
+                sites = []
+                for i in members:
+                    _, owner, name, index, value, _ = group[i]
+                    order = orders.get((owner.path, owner.var_type, name, index), 0)
+                    sites.append(
+                        TableSite(owner.path, owner.var_type, name, index, order, value.shape, value.dtype)
+                    )
+                    owner.settle_pending(index, name, IN_TABLE)
+                _, first, name, index, _, _ = group[members[0]]
+                stepped = first.layouts[name][index][2] if name in first.layouts else False
+                tables.append(StepTable(table, tuple(sites), stepped))
+                compile_ahead(sizes_of(tables[-1].sites), table.dtype, bins)
+                in_tables.update(members)
+            rest = [d for i, d in enumerate(group) if i not in in_tables]
+            if not rest:
+                continue
+            values = [d[4] for d in rest]
             if not self.recorder.holds_values:
-                results = step_rows(values, bins, group[0][5])
+                results = step_rows(values, bins, rest[0][5])
             else:
                 results = step_summaries(values, bins)
-            for (_, owner, name, index, _, _), result in zip(group, results, strict=True):
+            for (_, owner, name, index, _, _), result in zip(rest, results, strict=True):
                 owner.settle_pending(index, name, result)
+        return tables
 
     def hold(self, order: int, site: tuple[Any, ...], value: Any) -> None:
         """Holds a value of the current call until ``deliver``: all of them, or the latest per site."""
@@ -272,7 +307,7 @@ class NnxCapture:
                 # sink; emptied, they carry nothing into a later capture.
                 sink = flax_internals.held_value(variable)
                 if isinstance(sink, Sink):
-                    sink.values, sink.layouts = {}, {}
+                    sink.values, sink.layouts, sink.tables = {}, {}, ()
             self._variables = {}
             for _, module in self._modules:
                 flax_internals.remove_captures(module)

@@ -12,12 +12,14 @@ pytree that
   and ``nnx.vmap`` carry the children out of the trace (stacked, for
   scan/vmap). As a call returns, JAX rebuilds the sink around the concrete
   values and the sink hands them to the capture (``NnxCapture.take``);
-* for a recorder that summarizes inside the trace (``keep="summary"``, and
-  :func:`~jaxcapture_nb.watch`), holds a summary instead of the value: one
-  :class:`Summary`, or one packed row.
-  The summaries of a trace wait until it hands its sinks on, and are then
-  made in one batch (``NnxCapture.summarize_deferred``), which compiles one
-  summary per distinct size instead of one per site;
+* for a recorder that summarizes (``keep="summary"``, and
+  :func:`~jaxcapture_nb.watch`), holds no value: the values a trace sowed
+  wait until it hands its sinks on (``NnxCapture.summarize_deferred``).
+  Then the small ones are laid out as one table, which the first sink
+  handed on carries out and the host summarizes as the call returns (see
+  :mod:`jaxcapture_nb._step_table`); their sites hold ``IN_TABLE``. The
+  rest are summarized in the trace, together: one :class:`Summary`, or
+  one packed row, each;
 * never carries a value into a call: the sink a captured module holds
   flattens to nothing (or, for a watch, the root's first sink to the step
   counter alone), so a compiled step takes the same inputs on every call
@@ -36,6 +38,7 @@ from jaxcapture_nb._backends import flax_internals
 from jaxcapture_nb._backends.nnx_callbacks import GradientTap, report
 from jaxcapture_nb._backends.nnx_routes import ROUTES, readbacks
 from jaxcapture_nb._records import leaf_sites
+from jaxcapture_nb._step_table import StepTable
 from jaxcapture_nb._tracing import is_traced, is_tracer, tracing
 
 if TYPE_CHECKING:
@@ -51,8 +54,9 @@ class Sink:
     """The mapping that ``sow`` and ``perturb`` write into; see the module doc.
 
     Children: ``values`` (name -> tuple of the values a trace stored, or,
-    streaming, their packed summary rows), then, on the model's root sink of
-    a watch, the step ``counter``. Static: the route, the recorder's policy
+    streaming, their packed summary rows), the ``tables`` of small values
+    it carries out for its trace, then, on the model's root sink of a
+    watch, the step ``counter``. Static: the route, the recorder's policy
     (what a trace stores depends on it, so a compiled step must not be reused
     across policies), the module path, the Variable type, the shape and dtype
     of each summarized value and whether it has a step (see ``layouts``), and
@@ -63,9 +67,11 @@ class Sink:
     inputs on every call and is traced once.
     """
 
-    __slots__ = ("route", "policy", "path", "var_type", "values", "layouts", "counter", "counting")
+    __slots__ = ("route", "policy", "path", "var_type", "values", "layouts", "tables", "counter", "counting")
 
-    def __init__(self, route, policy, path, var_type, values=None, layouts=None, counter=None, counting=None):
+    def __init__(
+        self, route, policy, path, var_type, values=None, layouts=None, tables=(), counter=None, counting=None
+    ):
         self.route = route
         self.policy = policy
         self.path = path
@@ -75,6 +81,9 @@ class Sink:
         # stepped), ...), one per row in values. ``stepped`` rows were sowed in
         # a trace that took the whole model in, whose call number is their step.
         self.layouts: dict[str, tuple[tuple[tuple[int, ...], Any, bool], ...]] = layouts or {}
+        # The tables of small values this sink carries out for its whole trace
+        # (see NnxCapture.summarize_deferred); their sites hold IN_TABLE.
+        self.tables: tuple[StepTable, ...] = tables
         self.counter = counter
         # "entry": the counter as a call takes it in; "carried": counted, on its way out.
         self.counting: str | None = counting
@@ -178,17 +187,20 @@ class Sink:
             # last call returned, so it carries only the step counter, and
             # every call of a compiled step takes in the same structure.
             capture.entering(self)
-            self.values, self.layouts = {}, {}
-            counter = () if self.counter is None else ((jax.tree_util.GetAttrKey("counter"), self.counter),)
+            self.values, self.layouts, self.tables = {}, {}, ()
+            children = [(jax.tree_util.GetAttrKey("tables"), ())]
+            if self.counter is not None:
+                children.append((jax.tree_util.GetAttrKey("counter"), self.counter))
             counting = None if self.counter is None else "entry"
-            return counter, (self.route, self.policy, self.path, self.var_type, (), (), counting)
+            return tuple(children), (self.route, self.policy, self.path, self.var_type, (), (), counting)
         if capture is not None and self.has_pending() and not flax_internals.copying_for_a_read():
             # The trace hands this sink on (out of a call or a transform):
             # its summaries, and those of every value its trace deferred, now.
             # (A copy for ``name in var`` inside ``sow`` keeps the placeholders.)
-            capture.summarize_deferred()
+            self.tables = (*self.tables, *capture.summarize_deferred())
         names = tuple(self.values)
         children = [(jax.tree_util.DictKey(n), self.values[n]) for n in names]
+        children.append((jax.tree_util.GetAttrKey("tables"), self.tables))
         if self.counter is not None:
             children.append((jax.tree_util.GetAttrKey("counter"), self.counter))
         layouts = tuple((n, self.layouts[n]) for n in names if n in self.layouts)
@@ -210,8 +222,9 @@ class Sink:
     def _unflatten(cls, aux, children):
         route, policy, path, var_type, names, layouts, counting = aux
         values = dict(zip(names, children[: len(names)], strict=True))
-        counter = children[len(names)] if counting is not None else None
-        sink = cls(route, policy, path, var_type, values, dict(layouts), counter, counting)
+        tables = tuple(children[len(names)])
+        counter = children[len(names) + 1] if counting is not None else None
+        sink = cls(route, policy, path, var_type, values, dict(layouts), tables, counter, counting)
         capture = ROUTES.get(route)
         if capture is None or capture.recorder.policy != policy:
             return sink  # a copy kept from another capture, or a capture since ended: no one's

@@ -35,10 +35,11 @@ def live_text(stream: Stream) -> str:
         series = list(stream.series.values())
         scalars = list(stream.scalars)
         found = stream.first_nonfinite
+        seen = stream.steps_seen
     if not series and not scalars:
         return "LiveView: nothing recorded yet"
     lines = [
-        f"LiveView: {len(series)} sites, {max((s.calls for s in series), default=0)} steps seen"
+        f"LiveView: {len(series)} sites, {seen} steps seen"
         + (f", scalars: {', '.join(map(shown_name, scalars))}" if scalars else "")
     ]
     if found is not None:

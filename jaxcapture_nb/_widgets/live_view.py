@@ -158,13 +158,13 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
         blocks = []
         for i, key, s in series:
             sent = self._sent.get(key, 0)
-            start = 0 if base else min(sent, s.rewritten_from.get(self, len(s.steps)))
+            start = 0 if base else min(sent, s.first_rewritten(self))
             if start < s.size or start < sent:
                 rows = slice(start, s.size)
                 drop = 0 if base else sent - start
                 blocks.append((i, drop, (s.steps[rows].copy(), s.stats[rows].copy(), s.hists[rows].copy())))
             self._sent[key] = s.size
-            s.rewritten_from[self] = len(s.steps)
+            s.mark_read(self)
         return blocks
 
     def _progress_now(self, final: bool) -> dict[str, Any]:

@@ -1,0 +1,138 @@
+"""A compiled call's small sowed values, handed over as one table and summarized after the call.
+
+Summarizing inside a step makes every new step compile its summaries
+again: about a second on a CPU for a model's worth of sites, more than the
+model itself. So a step lays its small values out as one table
+(:func:`_batch.padded_table`) and hands that over as its output; the
+summaries are made as the call returns, by :func:`_batch.packed_rows`,
+which a process compiles once for every table of a size. The step's output
+is one array rather than one per site, and the host records the whole table
+with one transfer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcapture_nb._batch import CHUNK, Layout, device_layout, packed_rows, table_size
+from jaxcapture_nb._summary import Summary, unpack_summary
+
+
+class TableSite(NamedTuple):
+    """One value laid out in a :class:`StepTable`: its site, and the array it was."""
+
+    path: tuple[Any, ...]
+    var_type: Any
+    name: str
+    index: int  # among the values the site sowed in the call
+    order: int  # when it was sowed while tracing
+    shape: tuple[int, ...]
+    dtype: Any
+
+
+class StepTable:
+    """The table of a call's small values (a pytree: the table is its one child).
+
+    Attributes:
+      table: ``[*lead, rows, CHUNK]``; ``scan`` and ``vmap`` stack tables
+        as they stack any output.
+      sites: one :class:`TableSite` per value, in the table's order.
+      stepped: whether the values were sowed in a trace that took the whole
+        model in, whose call number is their step.
+    """
+
+    __slots__ = ("sites", "stepped", "table")
+
+    def __init__(self, table: Any, sites: tuple[TableSite, ...], stepped: bool):
+        self.table, self.sites, self.stepped = table, sites, stepped
+
+    def packed(self, bins: int, layout: Layout | None = None) -> jax.Array:
+        """Dispatches the summaries: packed rows ``[*lead, slots, width]``, row ``k`` the ``k``-th site's.
+
+        ``layout`` is the table's :func:`_batch.device_layout`, if the caller keeps it.
+        """
+        layout = device_layout(sizes_of(self.sites)) if layout is None else layout
+        _wait_for_compile((self.table.shape, np.dtype(self.table.dtype), bins))
+        return packed_rows(self.table, layout, bins=bins)
+
+
+def sizes_of(sites: tuple[TableSite, ...]) -> tuple[int, ...]:
+    """The number of elements of each site's value."""
+    return tuple(math.prod(site.shape) for site in sites)
+
+
+jax.tree_util.register_pytree_node(
+    StepTable,
+    lambda t: ((t.table,), (t.sites, t.stepped)),
+    lambda aux, children: StepTable(children[0], *aux),
+)
+
+
+class TableSlot:
+    """A site's summary among the packed rows of a :class:`StepTable`, fetched with the rest."""
+
+    __slots__ = ("k", "packed", "shape", "dtype")
+
+    def __init__(self, packed: jax.Array, k: int, shape: tuple[int, ...], dtype: Any):
+        self.packed, self.k, self.shape, self.dtype = packed, k, shape, dtype
+
+    def summary(self, packed: np.ndarray) -> Summary:
+        """The site's :class:`Summary`, from the fetched packed rows."""
+        return unpack_summary(packed[..., self.k, :], self.shape, self.dtype)
+
+
+class _InTable:
+    """Where a sink held a value that went into its trace's :class:`StepTable`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<summarized with the call's table>"
+
+
+IN_TABLE = _InTable()
+
+jax.tree_util.register_pytree_node(_InTable, lambda s: ((), None), lambda _, __: IN_TABLE)
+
+
+# Compiling the summary program takes most of a second on a CPU, once per
+# process and table size. A step's table size is known as the step is
+# traced, and the step then still has to compile, so the summary program
+# compiles beside it, on a thread of its own: XLA compiles without holding
+# Python's lock, so the two overlap on a machine with more than one core.
+_compiles: dict[tuple[Any, ...], threading.Thread] = {}
+_compiles_lock = threading.Lock()
+
+
+def compile_ahead(sizes: tuple[int, ...], dtype: Any, bins: int) -> None:
+    """Starts compiling the summaries of a table of values of ``sizes`` in the background, once per process."""
+    shape = (table_size(sizes)[0], CHUNK)
+    key = (shape, np.dtype(dtype), bins)
+    with _compiles_lock:
+        if key in _compiles:
+            return
+        thread = _compiles[key] = threading.Thread(
+            target=_compile, args=(sizes, shape, dtype, bins), name="jaxcapture-compile", daemon=True
+        )
+    thread.start()
+
+
+def _compile(sizes: tuple[int, ...], shape: tuple[int, int], dtype: Any, bins: int) -> None:
+    # A call with zeros fills the jit cache that the real calls look in. A
+    # failure here is the real call's to report.
+    with contextlib.suppress(Exception):
+        packed_rows(jnp.zeros(shape, dtype), device_layout(sizes), bins=bins).block_until_ready()
+
+
+def _wait_for_compile(key: tuple[Any, ...]) -> None:
+    """Waits for a compile started ahead for this table, rather than compiling it a second time."""
+    thread = _compiles.get(key)
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()

@@ -1,0 +1,156 @@
+"""A compiled step hands its small values over as one table, summarized by one program per table size."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from jaxcapture_nb import capture, watch
+from jaxcapture_nb._batch import device_layout, packed_rows, padded_table, table_size
+from jaxcapture_nb._row_grid import RowGrid
+from jaxcapture_nb._stream import RowLayout, SeriesBlock
+from jaxcapture_nb._summary import packed_summary
+
+rng = np.random.default_rng(0)
+VALUES = [
+    rng.normal(size=(3,)).astype(np.float32),
+    np.array([1.0, np.nan, -np.inf, 2.0], np.float32),
+    rng.normal(size=(17, 31)).astype(np.float32),
+    np.full((2, 2), 7.0, np.float32),
+]
+
+
+def rows_of(values, bins=16):
+    arrays = [jnp.asarray(v) for v in values]
+    table = padded_table(arrays)
+    return table, np.asarray(packed_rows(table, device_layout(tuple(a.size for a in arrays)), bins=bins))
+
+
+def assert_rows_equal(got, want):
+    np.testing.assert_array_equal(got[6:], want[6:])  # counts: exact
+    np.testing.assert_allclose(got[:6].view(np.float32), want[:6].view(np.float32), rtol=3e-6)
+
+
+def test_each_value_of_a_padded_table_is_summarized_as_it_is_alone():
+    table, rows = rows_of(VALUES)
+    assert table.shape[0] % 16 == 0 and table.shape[0] >= 64  # rounded up to a table size
+    for k, v in enumerate(VALUES):
+        assert_rows_equal(rows[k], np.asarray(packed_summary(jnp.asarray(v), 16)))
+    # Slots without a value count nothing.
+    assert not rows[len(VALUES) :, 6:].any()
+
+
+def test_stacked_tables_are_summarized_table_by_table():
+    arrays = [jnp.asarray(v) for v in VALUES]
+    stacked = jnp.stack([padded_table(arrays), padded_table([2 * a for a in arrays])])
+    rows = np.asarray(packed_rows(stacked, device_layout(tuple(a.size for a in arrays)), bins=16))
+    assert rows.shape[:2] == (2, 64)
+    for k, a in enumerate(arrays):
+        assert_rows_equal(rows[1, k], np.asarray(packed_summary(2 * a, 16)))
+
+
+class Stack(nnx.Module):
+    def __init__(self, widths, rngs):
+        self.layers = nnx.List(
+            [nnx.Linear(a, b, rngs=rngs) for a, b in zip(widths, widths[1:], strict=False)]
+        )
+
+    def __call__(self, x):
+        for i, layer in enumerate(self.layers):
+            x = jnp.tanh(layer(x))
+            self.sow(nnx.Intermediate, f"h{i}", x)
+        return x.sum()
+
+
+@pytest.mark.parametrize("block", ["watch", "capture"])
+def test_models_of_other_shapes_reuse_one_compiled_summary_program(block):
+    def run(widths, batch):
+        model = Stack(widths, nnx.Rngs(0))
+        step = nnx.jit(lambda m, x: m(x))
+        x = jnp.ones((batch, widths[0]))
+        context = watch(model, display=False) if block == "watch" else capture(model, keep="summary")
+        with context as c:
+            step(model, x)
+        return list(c.stream.series.values()) if block == "watch" else c.records
+
+    run([4, 8, 8], 2)
+    compiled = packed_rows._cache_size()
+    # Other widths, depths and batch sizes: new steps, and tables of the same size.
+    for widths, batch in (([3, 5, 7, 9, 11], 3), ([16, 2], 5), ([6] * 9, 1)):
+        assert len(run(widths, batch)) == len(widths) - 1
+    assert packed_rows._cache_size() == compiled
+
+
+def test_a_step_hands_its_small_values_over_as_one_table(monkeypatch):
+    from jaxcapture_nb._backends.nnx import NnxCapture
+
+    tables = []
+    take = NnxCapture.take
+
+    def spy(self, sink):
+        if (sink.path, sink.var_type) not in self._taken:  # JAX may rebuild a call's outputs twice
+            tables.extend(sink.tables)
+        take(self, sink)
+
+    monkeypatch.setattr(NnxCapture, "take", spy)
+    model = Stack([4, 8, 8, 8], nnx.Rngs(0))
+    step = nnx.jit(lambda m, x: m(x))
+    with watch(model, display=False) as w:
+        step(model, jnp.ones((2, 4)))
+    (table,) = tables
+    assert [site.name for site in table.sites] == ["h0", "h1", "h2"]
+    assert all(len(s.steps[: s.size]) == 1 for s in w.stream.series.values())
+
+
+class Reader:
+    """A view reading rows (held weakly by what it reads)."""
+
+
+def test_a_block_writes_a_row_of_every_series_at_once_and_a_series_can_leave_it():
+    layout = RowLayout()
+    block = SeriesBlock([("a", "Intermediate"), ("b", "Intermediate")], bins=2, capacity=4, layout=layout)
+    a, b = block.series
+    reader = Reader()
+    for step in range(3):
+        stats = np.full((2, len(layout.columns)), step, np.float32)
+        block.append(step, stats, np.ones((2, 2), np.int32))
+    a.mark_read(reader)
+    assert (a.size, b.size) == (3, 3) and b.stats[2, 0] == 2 and block.intact()
+    # b gets a row of its own: it leaves the block with its rows; a stays.
+    b.append_row(9, np.zeros(len(layout.columns)), np.zeros(2, np.int32))
+    assert not block.intact()
+    assert b.steps[: b.size].tolist() == [0, 1, 2, 9]
+    block.append(3, np.full((2, len(layout.columns)), 3, np.float32), np.ones((2, 2), np.int32))
+    assert a.steps[: a.size].tolist() == [0, 1, 2, 3] and b.steps[: b.size].tolist() == [0, 1, 2, 9]
+    # Filling the block thins a's rows, and a reader of a learns from which row they changed.
+    block.append(4, np.full((2, len(layout.columns)), 4, np.float32), np.ones((2, 2), np.int32))
+    assert a.steps[: a.size].tolist() == [0, 2, 4]
+    assert a.first_rewritten(reader) == 4  # thinning is told apart by the stream's version
+
+
+def test_readers_of_grid_members_each_learn_of_the_rewritten_latest_row():
+    grid = RowGrid(capacity=4, members=2)
+    rows = np.zeros((4, 2))
+    for step in range(6):  # the fifth thins to a stride of 2, the sixth is off that grid
+        grid.advance(step, [rows])
+    reader = Reader()
+    grid.mark_read(reader, 0)
+    grid.mark_read(reader, 1)
+    grid.advance(6, [rows])  # replaces the off-grid latest row
+    assert grid.first_rewritten(reader, 0) == grid.first_rewritten(reader, 1) == grid.size - 1
+    grid.mark_read(reader, 0)
+    assert grid.first_rewritten(reader, 0) == 4 and grid.first_rewritten(reader, 1) == grid.size - 1
+
+
+def test_the_summary_program_of_a_new_table_size_compiles_while_the_step_does():
+    from jaxcapture_nb import _step_table
+
+    model = Stack([5, 3000, 3000], nnx.Rngs(0))  # a table size no other test makes
+    step = nnx.jit(lambda m, x: m(x))
+    rows, _ = table_size([9 * 3000] * 2)
+    assert not any(key[0][0] == rows for key in _step_table._compiles)
+    with watch(model, display=False) as w:
+        step(model, jnp.ones((9, 5)))
+    (key,) = [key for key in _step_table._compiles if key[0][0] == rows]
+    assert not _step_table._compiles[key].is_alive()  # waited for before the summaries were made
+    assert all(s.size == 1 for s in w.stream.series.values())
