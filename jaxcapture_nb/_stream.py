@@ -419,7 +419,8 @@ class Stream:
         self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
         self._scalars_queued: list[tuple[str, int, Any]] = []  # (name, step, value)
         self._selected: dict[Any, list[tuple[int, str]]] = {}  # update()'s leaves per tree structure
-        self._arrived: list[tuple[Any, int, int, Any]] = []  # (series, step, order, value)
+        # (series, or a table's sites, step, order, value)
+        self._arrived: list[tuple[Any, int, int, Any]] = []
         # Per site (its first value's series key): the step after the latest
         # seen, recorded or not, and how many eager values moved its steps on.
         self._next_step: dict[Any, int] = {}

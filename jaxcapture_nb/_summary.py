@@ -506,16 +506,19 @@ def _batches(values: list[jax.Array]) -> dict[np.dtype, list[int]]:
     """
     batches: dict[np.dtype, list[int]] = {}
     for i, x in enumerate(values):
-        alone = (
-            not 0 < x.size <= _BATCH_MAX_SIZE
-            or jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
-            or x.dtype in (np.int64, np.uint64)
-            or _explicit_sharding(x) is not None
-            or _split_over_devices(x)
-        )
-        if not alone:
+        if 0 < x.size <= _BATCH_MAX_SIZE and not _summarized_alone(x):
             batches.setdefault(stats_dtype(x.dtype), []).append(i)
     return batches
+
+
+def _summarized_alone(x: Any) -> bool:
+    """Whether ``x`` is summarized on its own whatever its size (see :func:`_batches`)."""
+    return (
+        jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
+        or x.dtype in (np.int64, np.uint64)
+        or _explicit_sharding(x) is not None
+        or _split_over_devices(x)
+    )
 
 
 def _split_over_devices(x: Any) -> bool:
@@ -535,8 +538,9 @@ def _parts(values: list[jax.Array], bins: int) -> list[tuple[list[int], Summary]
     """Summaries of ``values`` in parts: positions, and a stacked summary with a row for each.
 
     Small values are summarized together by :func:`_batch.summarize_batch`,
-    whose program does not grow with their number or their shapes; the
-    rest each on their own, as a part of one.
+    whose program does not grow with their number or their shapes; large
+    values of one shape and type by one loop over them (see
+    :func:`_large_alike`); the rest each on their own, as a part of one.
     """
     parts = []
     batched = _batches(values)
@@ -545,6 +549,11 @@ def _parts(values: list[jax.Array], bins: int) -> list[tuple[list[int], Summary]
         stats, counts = summarize_batch(reals, bins)
         parts.append((members, Summary(stats=stats, counts=counts)))
     alone = set(range(len(values))) - {i for members in batched.values() for i in members}
+    for members in _large_alike(values, alone):
+        together = jnp.stack([values[i] for i in members])
+        summaries = jax.lax.map(lambda x: _summarize_array(x, bins), together)
+        parts.append((members, Summary(stats=summaries.stats, counts=summaries.counts)))
+        alone -= set(members)
     for i in sorted(alone):
         s = _summarize_array(values[i], bins)
         stacked = (
@@ -552,6 +561,21 @@ def _parts(values: list[jax.Array], bins: int) -> list[tuple[list[int], Summary]
         )
         parts.append(([i], stacked))
     return parts
+
+
+def _large_alike(values: list[jax.Array], alone: set[int]) -> list[list[int]]:
+    """Groups of two or more of the ``alone`` positions whose values are only too large to batch, by shape and type.
+
+    Each group is summarized by one ``lax.map`` over its values stacked: a
+    mixture of experts sows one large value of one shape per layer, and a
+    summary apiece would compile once per layer.
+    """
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i in sorted(alone):
+        x = values[i]
+        if x.size > _BATCH_MAX_SIZE and not _summarized_alone(x):
+            groups.setdefault((tuple(x.shape), x.dtype), []).append(i)
+    return [members for members in groups.values() if len(members) > 1]
 
 
 def step_tables(values: list[jax.Array]) -> list[tuple[list[int], jax.Array]]:
