@@ -46,6 +46,7 @@ from jaxcapture_nb._kernels import (
     SLOTS,
     TINY,
     ZERO,
+    Found,
     edges,
     index_all_finite,
     index_careful,
@@ -191,30 +192,6 @@ def _with_zeros_in_their_bin(
     return slots.at[jnp.arange(slots.shape[0]), zero_bin].add(slots[:, bins + ZERO])
 
 
-class _Found:
-    """What a pass over the table finds, one entry per value (see ``_summary._Found``)."""
-
-    def __init__(self, lo, hi, lo_edge, hi_edge, e, low, high, total, squares, pivot, slots):
-        self.lo, self.hi, self.lo_edge, self.hi_edge, self.e = lo, hi, lo_edge, hi_edge, e
-        self.low, self.high, self.total, self.squares, self.pivot = low, high, total, squares, pivot
-        self.slots = slots
-
-    def tree(self) -> tuple[jax.Array, ...]:
-        return (
-            self.lo,
-            self.hi,
-            self.lo_edge,
-            self.hi_edge,
-            self.e,
-            self.low,
-            self.high,
-            self.total,
-            self.squares,
-            self.pivot,
-            self.slots,
-        )
-
-
 def _rows_of(per_value: jax.Array, layout: Layout) -> jax.Array:
     """``per_value`` repeated for each row of its value, as a column: it broadcasts over a row."""
     return per_value[jnp.asarray(layout.owner)][:, None]
@@ -226,13 +203,13 @@ def _pass_fast(table, inside, layout, lo, hi, lo_edge, hi_edge, total, squares, 
     slots = _with_zeros_in_their_bin(_slots(index, inside, layout, bins), lo_edge, hi_edge, bins)
     zero = jnp.zeros_like(lo)
     e = jnp.zeros(lo.shape, jnp.int32)
-    return _Found(lo, hi, lo_edge, hi_edge, e, lo, hi, total, squares, zero, slots).tree()
+    return Found(lo, hi, lo_edge, hi_edge, e, lo, hi, total, squares, zero, slots)
 
 
 def _not_yet(table, inside, layout, lo, hi, lo_edge, hi_edge, total, squares, *, bins):
     e = jnp.zeros(lo.shape, jnp.int32)
     slots = jnp.zeros((lo.shape[0], bins + SLOTS), jnp.int32)
-    return _Found(lo, hi, lo_edge, hi_edge, e, lo, hi, total, squares, jnp.zeros_like(lo), slots).tree()
+    return Found(lo, hi, lo_edge, hi_edge, e, lo, hi, total, squares, jnp.zeros_like(lo), slots)
 
 
 def _pass_careful(table, inside, layout, *, bins):
@@ -255,7 +232,7 @@ def _pass_careful(table, inside, layout, *, bins):
     scale = bins / (last - first)
     index = index_careful(table, u, _rows_of(first, layout), _rows_of(scale, layout), bins)
     slots = _with_zeros_in_their_bin(_slots(index, inside, layout, bins), first, last, bins)
-    return _Found(lo, hi, lo_edge, hi_edge, e, low, high, total, squares, pivot, slots).tree()
+    return Found(lo, hi, lo_edge, hi_edge, e, low, high, total, squares, pivot, slots)
 
 
 def summarize_batch(values: list[jax.Array], bins: int) -> tuple[jax.Array, jax.Array]:
@@ -304,7 +281,7 @@ def summarize_table(table: jax.Array, layout: Layout, bins: int) -> tuple[jax.Ar
     def placeholders(table, inside, *rest):
         return _not_yet(table, inside, layout, *rest, bins=bins)
 
-    found = _Found(*jax.lax.cond(jnp.any(fast), fast_pass, placeholders, *args))
+    found = jax.lax.cond(jnp.any(fast), fast_pass, placeholders, *args)
     sizes = jnp.asarray(layout.sizes)
     flushed = (found.lo == 0) & (found.hi == 0) & (found.slots[:, bins + ZERO] < sizes)
     careful = (~fast | flushed) & (sizes > 0)
@@ -314,20 +291,20 @@ def summarize_table(table: jax.Array, layout: Layout, bins: int) -> tuple[jax.Ar
         # Only the values that need it take the careful pass's results: for
         # the rest the fast pass's are as exact, and its variance better
         # conditioned.
-        return tuple(
-            jnp.where(careful.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-            for a, b in zip(again, tree, strict=True)
+        return Found(
+            *(
+                jnp.where(careful.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+                for a, b in zip(again, tree, strict=True)
+            )
         )
 
-    found = _Found(
-        *jax.lax.cond(
-            jnp.any(careful), careful_pass, lambda table, inside, tree: tree, table, inside, found.tree()
-        )
+    found = jax.lax.cond(
+        jnp.any(careful), careful_pass, lambda table, inside, found: found, table, inside, found
     )
     return _statistics(table, inside, layout, found, bins)
 
 
-def _statistics(table, inside, layout: Layout, found: _Found, bins: int) -> tuple[jax.Array, jax.Array]:
+def _statistics(table, inside, layout: Layout, found: Found, bins: int) -> tuple[jax.Array, jax.Array]:
     """The ``stats`` and ``counts`` rows from what a pass found (``_summary._counts``, ``_moments``)."""
     slots = found.slots
     nonfinite = slots[:, bins + NAN] + slots[:, bins + POSINF] + slots[:, bins + NEGINF]

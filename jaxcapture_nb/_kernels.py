@@ -7,6 +7,8 @@ element-wise functions, so a value's summary is the same either way.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -93,3 +95,27 @@ TINY = {np.dtype(np.float32): np.float32(2.0**-32), np.dtype(np.float64): np.flo
 # samples of 10 to a million values (a ratio of 1000 allowed 1.4e-4), and
 # a float64 std within 1e-14 of exact; above it the centred pass runs.
 ILL_CONDITIONED = 16.0
+
+
+class Found(NamedTuple):
+    """What a pass over an array finds: everything its statistics need.
+
+    A pass over a table of many values finds the same, one entry per value.
+
+    ``low``, ``high``, ``total``, ``squares`` and ``pivot`` are in units of
+    ``2**e`` (``e``, an int32, is 0 after the fast pass); the rest as the
+    values are. The floats have the values' type.
+    ``slots`` has each zero counted both in its bin and in the zero slot.
+    """
+
+    lo: jax.Array
+    hi: jax.Array
+    lo_edge: jax.Array
+    hi_edge: jax.Array
+    e: jax.Array
+    low: jax.Array
+    high: jax.Array
+    total: jax.Array
+    squares: jax.Array
+    pivot: jax.Array
+    slots: jax.Array

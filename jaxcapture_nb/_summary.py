@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -42,6 +42,7 @@ from jaxcapture_nb._kernels import (
     POSINF,
     TINY,
     ZERO,
+    Found,
     edges,
     index_all_finite,
     index_careful,
@@ -208,28 +209,6 @@ def _as_real(x: jax.Array) -> tuple[jax.Array, str]:
     return (jnp.abs(x) if note else x).astype(stats_dtype(x.dtype)), note
 
 
-class _Found(NamedTuple):
-    """What a pass over an array finds: everything its statistics need.
-
-    ``low``, ``high``, ``total``, ``squares`` and ``pivot`` are in units of
-    ``2**e`` (``e``, an int32, is 0 after the fast pass); the rest as the
-    values are. The floats have the values' type.
-    ``slots`` has each zero counted both in its bin and in the zero slot.
-    """
-
-    lo: jax.Array
-    hi: jax.Array
-    lo_edge: jax.Array
-    hi_edge: jax.Array
-    e: jax.Array
-    low: jax.Array
-    high: jax.Array
-    total: jax.Array
-    squares: jax.Array
-    pivot: jax.Array
-    slots: jax.Array
-
-
 def _with_zeros_in_their_bin(
     slots: jax.Array, lo_edge: jax.Array, hi_edge: jax.Array, bins: int
 ) -> jax.Array:
@@ -238,18 +217,18 @@ def _with_zeros_in_their_bin(
     return slots.at[zero_bin].add(slots[bins + ZERO])
 
 
-def _pass_fast(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> _Found:
+def _pass_fast(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> Found:
     """Histogram of an all-finite array of ordinary magnitude whose reductions are already known."""
     slots = _histogram(index_all_finite(v, lo_edge, bins / (hi_edge - lo_edge), bins), bins + 4)
     slots = _with_zeros_in_their_bin(slots, lo_edge, hi_edge, bins)
     zero = jnp.zeros((), v.dtype)
-    return _Found(lo, hi, lo_edge, hi_edge, jnp.int32(0), lo, hi, total, squares, zero, slots)
+    return Found(lo, hi, lo_edge, hi_edge, jnp.int32(0), lo, hi, total, squares, zero, slots)
 
 
-def _not_yet(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> _Found:
+def _not_yet(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> Found:
     """Placeholders, when the careful pass comes next."""
     zero = jnp.int32(0)
-    return _Found(
+    return Found(
         lo,
         hi,
         lo_edge,
@@ -264,7 +243,7 @@ def _not_yet(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> _Found:
     )
 
 
-def _pass_careful(v: jax.Array, *, bins: int) -> _Found:
+def _pass_careful(v: jax.Array, *, bins: int) -> Found:
     """Everything again over the finite values only, in units of a power of two.
 
     Runs when a NaN or Inf is present, when a sum, a square or the range
@@ -289,7 +268,7 @@ def _pass_careful(v: jax.Array, *, bins: int) -> _Found:
     first, last = scaled(lo_edge, e), scaled(hi_edge, e)
     slots = _histogram(index_careful(v, u, first, bins / (last - first), bins), bins + 4)
     slots = _with_zeros_in_their_bin(slots, first, last, bins)
-    return _Found(lo, hi, lo_edge, hi_edge, e, low, high, total, squares, pivot, slots)
+    return Found(lo, hi, lo_edge, hi_edge, e, low, high, total, squares, pivot, slots)
 
 
 def _one_pass_variance(v, mean, n, e, variance):
@@ -374,7 +353,7 @@ def _counts(slots: jax.Array, size: int, bins: int) -> tuple[jax.Array, jax.Arra
     return count, jnp.concatenate([jnp.stack(counts), slots[:bins]]).astype(jnp.int32)
 
 
-def _moments(v: jax.Array, found: _Found, count: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _moments(v: jax.Array, found: Found, count: jax.Array) -> tuple[jax.Array, jax.Array]:
     """The mean and std of the finite values, from what a pass found."""
     n = jnp.maximum(count, 1).astype(v.dtype)
     # Rounding can carry the mean just past the values, and past the float
@@ -441,7 +420,7 @@ def _summarize_integers(x: jax.Array, bins: int) -> tuple[jax.Array, jax.Array]:
     hi_edge = jnp.where(spread == 0, padded_hi, high)
     pivot = width / 2
     zero = jnp.zeros((), jnp.float64)
-    found = _Found(
+    found = Found(
         lo=zero,
         hi=width,
         lo_edge=lo_edge,

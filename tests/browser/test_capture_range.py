@@ -126,6 +126,19 @@ def change_range(page, mode: str) -> None:
     page.wait_for_selector(f"{MAIN}[data-heatmap=ready]", timeout=60_000)
 
 
+def check_both_themes(page, name: str, part: str, canvas: str) -> None:
+    """Screenshots ``part`` in the light and the dark theme, its text readable in both, and goes back to light."""
+    screenshot(page, f"{name}_light")
+    assert low_contrast_text(page, part) == []
+    try:
+        set_theme(page, DARK)
+        page.wait_for_selector(f"{canvas}[data-drawn=true]")
+        screenshot(page, f"{name}_dark")
+        assert low_contrast_text(page, part) == []
+    finally:
+        set_theme(page, LIGHT)
+
+
 def test_masked_logits_start_without_the_fill_which_is_named(page, scores):
     select_masked_logits(page)
     bar = f"{MAIN} .jcnb-range-bar"
@@ -160,15 +173,7 @@ def test_masked_logits_start_without_the_fill_which_is_named(page, scores):
     )
     page.mouse.move(0, 0)
     page.eval_on_selector(f"{MAIN} .jcnb-detail", "d => d.scrollIntoView({block: 'start'})")
-    screenshot(page, "capture_range_fill_light")
-    assert low_contrast_text(page, f"{MAIN} .jcnb-detail") == []
-    try:
-        set_theme(page, DARK)
-        page.wait_for_selector(f"{MAIN} canvas.jcnb-heat[data-drawn=true]")
-        screenshot(page, "capture_range_fill_dark")
-        assert low_contrast_text(page, f"{MAIN} .jcnb-detail") == []
-    finally:
-        set_theme(page, LIGHT)
+    check_both_themes(page, "capture_range_fill", f"{MAIN} .jcnb-detail", f"{MAIN} canvas.jcnb-heat")
 
 
 def test_statistics_without_the_fill_on_request(page, scores):
@@ -232,15 +237,9 @@ def test_small_multiples_draw_one_heatmap_per_head(page):
     )
     page.mouse.move(0, 0)
     page.eval_on_selector(f"{MAIN} .jcnb-heat-box", "d => d.scrollIntoView({block: 'center'})")
-    screenshot(page, "capture_range_facets_light")
-    assert low_contrast_text(page, f"{MAIN} .jcnb-heat-box") == []
-    try:
-        set_theme(page, DARK)
-        page.wait_for_selector(f"{MAIN} canvas.jcnb-facet-heat[data-drawn=true]")
-        screenshot(page, "capture_range_facets_dark")
-        assert low_contrast_text(page, f"{MAIN} .jcnb-heat-box") == []
-    finally:
-        set_theme(page, LIGHT)
+    check_both_themes(
+        page, "capture_range_facets", f"{MAIN} .jcnb-heat-box", f"{MAIN} canvas.jcnb-facet-heat"
+    )
     page.select_option(f"{MAIN} .jcnb-facet-axis", "-1")
     page.wait_for_selector(f"{MAIN} canvas.jcnb-heat[data-drawn=true]", timeout=60_000)
 
