@@ -52,7 +52,7 @@ from jaxcapture_nb._summary import (
     Summary,
     _stats_words,
     check_bins,
-    packed_summary,
+    packed_row,
     stats_dtype,
     unpack_summary,
 )
@@ -107,10 +107,6 @@ def saturated(stats: Any) -> np.ndarray:
     values = np.asarray(stats, np.float64)
     finite = np.isfinite(values)
     return np.where(finite, np.clip(values, -_FLOAT32_MAX, _FLOAT32_MAX), values).astype(np.float32)
-
-
-# The summary of an array sowed outside a compiled step, or handed to update().
-_packed_row = jax.jit(packed_summary, static_argnames="bins")
 
 
 class NonFiniteError(RuntimeError):
@@ -781,7 +777,7 @@ class Stream:
             return None
         if jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
             return None
-        return _Row(_packed_row(value, bins=self.bins), tuple(value.shape), value.dtype)
+        return _Row(packed_row(value, bins=self.bins), tuple(value.shape), value.dtype)
 
     def _series(self, key: Any, label: str, kind: str) -> SiteSeries:
         series = self.series.get(key)

@@ -660,12 +660,6 @@ def _pack(summaries: list[Summary]) -> jax.Array:
     return jnp.concatenate(rows)
 
 
-@functools.partial(jax.jit, static_argnames="bins")
-def _summarize_packed(leaves: list[jax.Array], bins: int) -> list[jax.Array]:
-    """:func:`_packed_tables` of ``leaves``, in one program."""
-    return _packed_tables(leaves, bins)
-
-
 @jax.jit
 def _real_table(values: list[jax.Array]) -> jax.Array:
     """The :func:`_batch.padded_table` of concrete values, each first made real (see :func:`_as_real`).
@@ -683,8 +677,8 @@ class PendingSummaries:
     so a summary started when a value is sowed is usually ready by the end of
     the block. :func:`fetch_summaries` then collects many in one transfer.
     Small values are laid out as tables, whose summary program is compiled
-    once per table size, not per shape; the rest are summarized in one
-    program of their own.
+    once per table size, not per shape; each of the rest by
+    :func:`packed_row`, compiled once per shape and type.
     """
 
     def __init__(self, arrays: list[jax.Array], bins: int):
@@ -700,25 +694,29 @@ class PendingSummaries:
             )
             for members in self._batched
         ]
-        if self._rest:
-            self._tables.append(_summarize_packed([arrays[i] for i in self._rest], bins=bins))
+        self._tables.extend(packed_row(arrays[i], bins=bins) for i in self._rest)
 
     def _unpack(self, tables: list[Any]) -> list[Summary]:
         out: list[Any] = [None] * len(self._layout)
         for members, table in zip(self._batched, tables, strict=False):
             for k, i in enumerate(members):
                 out[i] = unpack_summary(table[k], *self._layout[i])
-        if self._rest:
-            kinds = _kinds([self._layout[i][1] for i in self._rest])
-            for members, table in zip(kinds.values(), tables[-1], strict=True):
-                for k, row in zip(members, table, strict=True):
-                    out[self._rest[k]] = unpack_summary(row, *self._layout[self._rest[k]])
+        for i, row in zip(self._rest, tables[len(self._batched) :], strict=True):
+            out[i] = unpack_summary(row, *self._layout[i])
         return out
 
 
 def packed_summary(x: jax.Array, bins: int) -> jax.Array:
     """One array's summary as one packed int32 row. Traceable."""
     return _pack([_summarize_array(x, bins)])[0]
+
+
+# One concrete array's packed row. Large values are summarized this way, one
+# call each, rather than together in one program: that program would compile
+# once per set of shapes and hold a copy of the summary per value, where this
+# compiles once per shape and type, and a program that stacked alike values
+# to loop over them spent three times the summaries' own time on the copy.
+packed_row = jax.jit(packed_summary, static_argnames="bins")
 
 
 def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summary:

@@ -9,7 +9,7 @@ from flax import nnx
 from jaxcapture_nb import Summary, capture, summarize
 from jaxcapture_nb._batch import packed_rows
 from jaxcapture_nb._records import format_table
-from jaxcapture_nb._summary import MAX_BINS, _histogram, _summarize_packed
+from jaxcapture_nb._summary import MAX_BINS, _histogram, packed_row
 
 
 def reference(x: np.ndarray, summary: Summary) -> None:
@@ -95,12 +95,16 @@ def test_a_pytree_of_small_values_is_summarized_by_one_program_whatever_their_sh
     assert int(other["y"][3].count) == 5 and other["z"].dtype == "float16"
 
 
-def test_large_values_are_summarized_in_one_program_of_their_own():
-    tree = [jnp.ones(1 << 18), jnp.arange(1 << 18, dtype=jnp.float32), jnp.ones(3)]
-    before = _summarize_packed._cache_size()
+def test_large_values_are_summarized_by_a_program_compiled_once_per_shape_and_type():
+    n = (1 << 18) + 5
+    tree = [jnp.ones(n), jnp.arange(n, dtype=jnp.float32), jnp.ones(3), jnp.ones(n, jnp.int32)]
+    before = packed_row._cache_size()
     out = summarize(tree, bins=8)
-    assert _summarize_packed._cache_size() == before + 1
-    assert int(out[1].count) == 1 << 18 and float(out[1].max) == (1 << 18) - 1 and int(out[2].count) == 3
+    assert packed_row._cache_size() == before + 2
+    assert int(out[1].count) == n and float(out[1].max) == n - 1 and int(out[2].count) == 3
+    assert out[3].dtype == "int32" and float(out[3].mean) == 1.0
+    summarize([jnp.zeros(n), 2 * jnp.ones(n)], bins=8)
+    assert packed_row._cache_size() == before + 2
 
 
 def test_works_inside_jit_vmap_scan_and_nnx_jit():
