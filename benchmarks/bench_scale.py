@@ -216,14 +216,14 @@ def resident_mib() -> float:
     return float("nan")
 
 
-def soak_part(steps: int) -> None:
+def soak_part(steps: int, publishes: tuple[str, ...] = ("thread", "loop")) -> None:
     """Resident memory over a long watched run, publishing from a thread (the default) and from the loop.
 
     Beside the resident memory: Python's allocated blocks and JAX's live
     arrays, which stay flat when nothing the stream holds grows.
     """
     x = jnp.ones((8, 16))
-    for publish in ("thread", "loop"):
+    for publish in publishes:
         model, step = Sowing(True, nnx.Rngs(0)), tiny_step()
         print(
             f"watch(every=1, publish={publish!r}) over {steps} steps of a {SITES}-site step, keep_steps=500"
@@ -255,6 +255,7 @@ def main() -> None:
     parser.add_argument("--host-rounds", type=int, default=21)
     parser.add_argument("--host-steps", type=int, default=200)
     parser.add_argument("--soak-steps", type=int, default=50_000)
+    parser.add_argument("--soak-publish", choices=["thread", "loop", "both"], default="both")
     args = parser.parse_args()
     if args.part in ("compile", "all"):
         compile_part(args.compile_rounds)
@@ -263,7 +264,8 @@ def main() -> None:
     if args.part in ("host", "all"):
         host_part(args.host_rounds, args.host_steps)
     if args.part in ("soak", "all"):
-        soak_part(args.soak_steps)
+        publishes = ("thread", "loop") if args.soak_publish == "both" else (args.soak_publish,)
+        soak_part(args.soak_steps, publishes)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ class RowGrid:
         self.appended = 0
         self.latest_off_grid = False
         self.members = members
+        # Members that went on alone, each with a copy (see copy_for).
+        self.departed = 0
         # Steps the members have seen, recorded or not, where they see them together.
         self.calls = 0
         # Per reader (a view: a run's own and any overlay that shows it), and
@@ -71,6 +73,33 @@ class RowGrid:
         self.appended += 1
         return row, thinned
 
+    def replaced(self, count: int) -> np.ndarray:
+        """For each of the next ``count`` appends, whether the append after it takes its row.
+
+        A row off the grid of kept steps stays only until the next append,
+        so a caller holding several rows at once need not make those.
+
+        Example:
+          >>> grid = RowGrid(capacity=4)
+          >>> for step in range(5):
+          ...     _ = grid.advance(step, [])
+          >>> grid.steps[: grid.size].tolist()  # every other step is kept now
+          [0, 2, 4]
+          >>> grid.replaced(4).tolist()  # the next four: 5 and 7 are off the grid
+          [True, False, True, False]
+        """
+        size, stride, appended, off_grid = self.size, self.stride, self.appended, self.latest_off_grid
+        out = np.zeros(count, bool)
+        for i in range(count):
+            size -= off_grid
+            if size == len(self.steps):
+                size, stride = (size + 1) // 2, 2 * stride
+            size += 1
+            off_grid = appended % stride != 0
+            appended += 1
+            out[i] = off_grid and i + 1 < count
+        return out
+
     def first_rewritten(self, reader: Any, member: int) -> int:
         """The first row rewritten since ``reader`` last read ``member`` (see :meth:`mark_read`); the capacity if none."""
         first = self._rewritten.get(reader)
@@ -84,7 +113,8 @@ class RowGrid:
         first[member] = len(self.steps)
 
     def copy_for(self, member: int) -> RowGrid:
-        """A grid of one series, as ``member`` sees this one now."""
+        """A grid of one series, as ``member`` sees this one now, for ``member`` to go on with alone."""
+        self.departed += 1
         grid = RowGrid(len(self.steps))
         grid.steps[:] = self.steps
         grid.size, grid.stride = self.size, self.stride

@@ -32,7 +32,7 @@ import operator
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -59,6 +59,9 @@ from jaxcapture_nb._summary import (
 
 # Where a summary's non-finite counts are among its integer fields.
 _NONFINITE_FIELDS = [INT_FIELDS.index(f"{name}_count") for name in _schema.NONFINITE_KEYS]
+
+# Arrived items (a step's table, or one summary) recorded together by settle.
+_RECORDED_TOGETHER = 64
 _FLOAT32_MAX = np.finfo(np.float32).max
 
 
@@ -145,16 +148,22 @@ def hist_percentiles(
     counts = hist.reshape(-1, bins)
     n = len(counts)
     lo, hi, vmin, vmax = (_per_histogram(a, lead) for a in (lo, hi, vmin, vmax))
-    cumulative = np.zeros((n, bins + 1))
-    np.cumsum(counts, axis=1, out=cumulative[:, 1:])
+    cumulative = np.empty((n, bins + 1))
+    cumulative[:, 0], cumulative[:, 1:] = 0, counts
+    np.cumsum(cumulative, axis=1, out=cumulative)  # in place: faster than from int32 counts
     total = cumulative[:, -1:]
     percentiles = _schema.PERCENTILES if percentiles is None else percentiles
     targets = np.array(percentiles) / 100 * total
     # As np.interp does: the last cumulative count at or below each target,
     # and a straight line to the next one. Bin edge k is lo + k * width.
-    below = np.minimum((cumulative[:, None, :] <= targets[:, :, None]).sum(-1) - 1, bins)
-    above = np.minimum(below + 1, bins)
+    # The counts are whole, so "at or below" a target is "at or below its
+    # floor"; shifting each histogram's counts and targets past the one
+    # before it makes that one search of one sorted array, exact in float64.
     rows = np.arange(n)[:, None]
+    shift = rows * (cumulative[:, -1].max(initial=0.0) + 1)
+    found = np.searchsorted((cumulative + shift).ravel(), (np.floor(targets) + shift).ravel(), side="right")
+    below = np.minimum(found.reshape(targets.shape) - rows * (bins + 1) - 1, bins)
+    above = np.minimum(below + 1, bins)
     c0, c1 = cumulative[rows, below], cumulative[rows, above]
     rise = c1 - c0
     within = np.divide(targets - c0, rise, out=np.zeros_like(rise), where=rise > 0)
@@ -364,11 +373,20 @@ class SeriesBlock:
 
     def intact(self) -> bool:
         """Whether every series still keeps its rows here."""
-        return all(s.grid is self.grid for s in self.series)
+        return self.grid.departed == 0
 
-    def append(self, step: int, stats: np.ndarray, hists: np.ndarray) -> bool:
-        """Adds a row to every series: ``stats`` ``[n, columns]`` (float32) and ``hists`` ``[n, bins]``."""
-        row, thinned = self.grid.advance(step, [self.stats, self.hists])
+    def append(self, step: int, stats: np.ndarray, hists: np.ndarray, passed: Sequence[int] = ()) -> bool:
+        """Adds a row to every series: ``stats`` ``[n, columns]`` (float32) and ``hists`` ``[n, bins]``.
+
+        ``passed``: earlier steps, each off the grid and replaced by the
+        next, whose rows were never made; the grid moves past them first.
+        Returns whether rows were thinned.
+        """
+        thinned = False
+        for earlier in passed:
+            thinned |= self.grid.advance(earlier, [self.stats, self.hists])[1]
+        row, thinned_now = self.grid.advance(step, [self.stats, self.hists])
+        thinned |= thinned_now
         self.stats[row] = stats
         self.hists[row] = hists
         return thinned
@@ -797,16 +815,33 @@ class Stream:
             arrived = self._arrived
             done = len(arrived) if wait else _computed_prefix(arrived, lambda item: _device_arrays(item[-1]))
             arrived, self._arrived = arrived[:done], arrived[done:]
-        # Tables come in one transfer, the rest one fetch each; the statistics
-        # of all the tables' unstacked rows are made at once.
+        # A settle after a long wait has thousands of items. Recording them in
+        # bounded parts keeps the arrays made for them small, so a long run
+        # reuses the same memory instead of asking for more on each settle.
+        for start in range(0, len(arrived), _RECORDED_TOGETHER):
+            self._record(arrived[start : start + _RECORDED_TOGETHER])
+        with self.lock:
+            for sites in self._tables.values():
+                self._catch_up(sites, sites.last_call)
+
+    def _record(self, arrived: list[tuple[Any, int, int, Any]]) -> None:
+        """Records arrived items in their order: tables in one transfer, the rest one fetch each.
+
+        The statistics of all the tables' unstacked rows, and of all single
+        summaries, are made at once, except for rows the next step takes
+        the place of (see :meth:`_replaced`).
+        """
         tables = [value for *_, value in arrived if isinstance(value, _TableRows)]
         fetched = [
             packed[..., : len(rows.sites.sites), :]
             for rows, packed in zip(tables, jax.device_get([rows.packed for rows in tables]), strict=True)
         ]
-        table_rows = iter(zip(fetched, self._table_statistics(tables, fetched), strict=True))
+        replaced = self._replaced(tables, fetched) if len(tables) == len(arrived) else [False] * len(tables)
+        made = self._table_statistics(tables, fetched, replaced)
+        table_rows = iter(zip(fetched, made, replaced, strict=True))
+        # Per block, the steps whose rows were replaced since its last row.
+        passed: dict[int, list[int]] = {}
         on_host = [value if isinstance(value, _TableRows) else _on_host(value) for *_, value in arrived]
-        # The statistics of all single (unstacked) summaries are made at once.
         single = [value for value in on_host if _single(value)]
         if single:
             stacked = Summary(
@@ -816,22 +851,47 @@ class Stream:
             batch = iter(zip(row_stats(stacked, sizes, self.layout), stacked.hist, strict=True))
         for (series, step, order, _), value in zip(arrived, on_host, strict=True):
             if isinstance(value, _TableRows):
-                self._record_table(value, step, *next(table_rows))
+                packed, rows_made, gone = next(table_rows)
+                if gone:
+                    self._flag_table(value, step, packed)
+                    passed.setdefault(id(value.sites.block), []).append(step)
+                else:
+                    self._record_table(value, step, packed, rows_made, passed.pop(id(value.sites.block), ()))
                 continue
             series.shape = (*value.stacked_shape, *value.shape)
             if _single(value):
                 self._append(series, step, order, *next(batch))
             elif value.reason is None:
                 self._append(series, step, order, *series.row_of(value))
-        with self.lock:
-            for sites in self._tables.values():
-                self._catch_up(sites, sites.last_call)
+
+    def _replaced(self, tables: list[_TableRows], fetched: list[np.ndarray]) -> list[bool]:
+        """Which tables' rows a later table of the same block replaces: their statistics need not be made.
+
+        A history keeps one step in its stride and the latest one (see
+        :mod:`jaxcapture_nb._row_grid`), so in a long run most steps are
+        replaced by the next before anyone reads them. Only tables that take
+        the fast path of :meth:`_record_table` count.
+        """
+        replaced = [False] * len(tables)
+        if self.on_row:
+            return replaced
+        positions: dict[int, list[int]] = {}
+        for i, (rows, packed) in enumerate(zip(tables, fetched, strict=True)):
+            block = rows.sites.block
+            if block is not None and packed.ndim == 2 and not any(rows.shifts or ()) and block.intact():
+                positions.setdefault(id(block), []).append(i)
+        for members in positions.values():
+            grid = tables[members[0]].sites.block.grid
+            for i, gone in zip(members, grid.replaced(len(members)), strict=True):
+                replaced[i] = bool(gone)
+        return replaced
 
     def _table_statistics(
-        self, tables: list[_TableRows], fetched: list[np.ndarray]
+        self, tables: list[_TableRows], fetched: list[np.ndarray], replaced: list[bool]
     ) -> list[tuple[np.ndarray, np.ndarray] | None]:
-        """The rows of :attr:`layout` and the histograms of each table's sites; None for stacked tables."""
-        plain = [(rows, packed) for rows, packed in zip(tables, fetched, strict=True) if packed.ndim == 2]
+        """The rows of :attr:`layout` and the histograms of each table's sites; None for stacked or replaced tables."""
+        wanted = [packed.ndim == 2 and not gone for packed, gone in zip(fetched, replaced, strict=True)]
+        plain = [(rows, packed) for rows, packed, w in zip(tables, fetched, wanted, strict=True) if w]
         if not plain:
             return [None] * len(tables)
         words = [_stats_words(rows.stats_type) for rows, _ in plain]
@@ -848,18 +908,35 @@ class Stream:
         hists = summaries.hist
         ends = np.cumsum([len(p) for _, p in plain])
         parts = iter(zip(np.split(stats, ends[:-1]), np.split(hists, ends[:-1]), strict=True))
-        return [next(parts) if packed.ndim == 2 else None for packed in fetched]
+        return [next(parts) if w else None for w in wanted]
+
+    def _flag_table(self, rows: _TableRows, step: int, packed: np.ndarray) -> None:
+        """Flags the sites of a replaced table that held a NaN or Inf, from its counts alone."""
+        counts = packed[:, _stats_words(rows.stats_type) :]
+        held = np.flatnonzero(counts[:, _NONFINITE_FIELDS].sum(axis=1) > 0)
+        if len(held):
+            with self.lock:
+                for k in held:
+                    self._flag(rows.sites.series[k], step, rows.sites.sites[k].order)
 
     def _record_table(
-        self, rows: _TableRows, step: int, packed: np.ndarray, made: tuple[np.ndarray, np.ndarray] | None
+        self,
+        rows: _TableRows,
+        step: int,
+        packed: np.ndarray,
+        made: tuple[np.ndarray, np.ndarray] | None,
+        passed: Sequence[int] = (),
     ) -> None:
-        """Records a step's rows of a table; ``made`` holds their statistics and histograms, if unstacked."""
+        """Records a step's rows of a table; ``made`` holds their statistics and histograms, if unstacked.
+
+        ``passed`` are the steps before it whose rows this one replaces (see :meth:`_replaced`).
+        """
         sites = rows.sites
         if made is not None and sites.block is not None and sites.block.intact():
             if not self.on_row and not any(rows.shifts or ()):
                 stats, hists = made
                 with self.lock:
-                    if sites.block.append(step, stats, hists):
+                    if sites.block.append(step, stats, hists, passed):
                         self.version += 1
                     for k in np.flatnonzero(stats[:, self.layout.nonfinite].sum(axis=1) > 0):
                         self._flag(sites.series[k], step, sites.sites[k].order)

@@ -769,7 +769,9 @@ def summarize(tree: Any, bins: int = DEFAULT_BINS) -> Any:
     """Summarizes every array in a pytree, fetched in one transfer.
 
     Small arrays are summarized together by a program compiled once per
-    table size, whatever their shapes; large ones together in one program.
+    table size, whatever their shapes; large ones one by one, by a program
+    compiled once per shape and type. Inside a trace, large arrays of one
+    shape and type are summarized by one loop over them.
 
     Works on concrete arrays and inside ``jax.jit``, ``nnx.jit``, ``scan`` and
     ``vmap``. Floating inputs of any width (float16, bfloat16, float8) are

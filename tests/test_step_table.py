@@ -128,6 +128,43 @@ def test_a_block_writes_a_row_of_every_series_at_once_and_a_series_can_leave_it(
     assert a.first_rewritten(reader) == 4  # thinning is told apart by the stream's version
 
 
+def test_rows_a_later_step_replaces_are_not_made_and_their_nonfinite_values_still_flag(monkeypatch):
+    import jaxcapture_nb._stream as stream_module
+
+    made = []
+    row_stats = stream_module.row_stats
+
+    def counting(summaries, sizes, layout=None):
+        made.append(len(sizes))
+        return row_stats(summaries, sizes, layout)
+
+    monkeypatch.setattr(stream_module, "row_stats", counting)
+    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 1e9)  # the loop settles only here
+    step = nnx.jit(lambda m, x: m(x))
+    x = jnp.linspace(-1.0, 1.0, 8).reshape(2, 4)
+    scale = np.ones(30, np.float32)
+    scale[17] = np.nan  # a step off the grid of kept steps, replaced by step 18
+    histories = []
+    for settle_each_step in (True, False):
+        model = Stack([4, 8, 8], nnx.Rngs(0))
+        with watch(model, display=False, keep_steps=4, publish="loop") as w:
+            for i in range(30):
+                step(model, x * scale[i])
+                if settle_each_step or i == 0:
+                    w.stream.settle()
+            made.clear()
+            w.stream.settle()
+        series = list(w.stream.series.values())
+        histories.append([(s.steps[: s.size].tolist(), s.stats[: s.size].copy()) for s in series])
+        assert w.stream.first_nonfinite == ("h0", 17)
+    for (steps, stats), (one_by_one_steps, one_by_one_stats) in zip(histories[1], histories[0], strict=True):
+        assert steps == one_by_one_steps == [0, 16, 29]
+        np.testing.assert_array_equal(stats, one_by_one_stats)
+    # Settled at once after the first step, rows were made for 10 of the other
+    # 29 steps: those on the grid of kept steps as they came, and the last.
+    assert made == [10 * 2]
+
+
 def test_readers_of_grid_members_each_learn_of_the_rewritten_latest_row():
     grid = RowGrid(capacity=4, members=2)
     rows = np.zeros((4, 2))

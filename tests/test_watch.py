@@ -547,13 +547,13 @@ def test_device_work_starts_on_the_loops_thread_and_the_background_thread_only_f
 
     monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 0.01)
     threads = []
-    packed_row = stream_module._packed_row
+    packed_row = stream_module.packed_row
 
     def recording(value, bins):
         threads.append(threading.current_thread())
         return packed_row(value, bins=bins)
 
-    monkeypatch.setattr(stream_module, "_packed_row", recording)
+    monkeypatch.setattr(stream_module, "packed_row", recording)
     model, _, x, _ = setup
     with watch(model, display=False) as w:
         for i in range(20):

@@ -38,7 +38,7 @@ from jaxcapture_nb._backends import flax_internals
 from jaxcapture_nb._backends.nnx_callbacks import GradientTap, report
 from jaxcapture_nb._backends.nnx_routes import ROUTES, readbacks
 from jaxcapture_nb._records import leaf_sites
-from jaxcapture_nb._step_table import StepTable
+from jaxcapture_nb._step_table import IN_TABLE, StepTable
 from jaxcapture_nb._tracing import is_traced, is_tracer, tracing
 
 if TYPE_CHECKING:
@@ -59,18 +59,39 @@ class Sink:
     watch, the step ``counter``. Static: the route, the recorder's policy
     (what a trace stores depends on it, so a compiled step must not be reused
     across policies), the module path, the Variable type, the shape and dtype
-    of each summarized value and whether it has a step (see ``layouts``), and
-    the counter's state.
+    of each summarized value and whether it has a step (see ``layouts``),
+    the counter's state, and the names whose values all went into a table.
 
     The sink a module holds while captured never carries values into a call
     (see :meth:`_flatten_with_keys`), so a compiled step takes the same
     inputs on every call and is traced once.
     """
 
-    __slots__ = ("route", "policy", "path", "var_type", "values", "layouts", "tables", "counter", "counting")
+    __slots__ = (
+        "route",
+        "policy",
+        "path",
+        "var_type",
+        "values",
+        "layouts",
+        "tables",
+        "counter",
+        "counting",
+        "tabled",
+    )
 
     def __init__(
-        self, route, policy, path, var_type, values=None, layouts=None, tables=(), counter=None, counting=None
+        self,
+        route,
+        policy,
+        path,
+        var_type,
+        values=None,
+        layouts=None,
+        tables=(),
+        counter=None,
+        counting=None,
+        tabled=(),
     ):
         self.route = route
         self.policy = policy
@@ -87,6 +108,9 @@ class Sink:
         self.counter = counter
         # "entry": the counter as a call takes it in; "carried": counted, on its way out.
         self.counting: str | None = counting
+        # The names whose values all went into a table: a returning call has
+        # nothing of theirs to take.
+        self.tabled: tuple[str, ...] = tabled
 
     def __contains__(self, name: object) -> bool:
         return False
@@ -187,12 +211,12 @@ class Sink:
             # last call returned, so it carries only the step counter, and
             # every call of a compiled step takes in the same structure.
             capture.entering(self)
-            self.values, self.layouts, self.tables = {}, {}, ()
+            self.values, self.layouts, self.tables, self.tabled = {}, {}, (), ()
             children = [(jax.tree_util.GetAttrKey("tables"), ())]
             if self.counter is not None:
                 children.append((jax.tree_util.GetAttrKey("counter"), self.counter))
             counting = None if self.counter is None else "entry"
-            return tuple(children), (self.route, self.policy, self.path, self.var_type, (), (), counting)
+            return tuple(children), (self.route, self.policy, self.path, self.var_type, (), (), counting, ())
         if capture is not None and self.has_pending() and not flax_internals.copying_for_a_read():
             # The trace hands this sink on (out of a call or a transform):
             # its summaries, and those of every value its trace deferred, now.
@@ -204,6 +228,7 @@ class Sink:
         if self.counter is not None:
             children.append((jax.tree_util.GetAttrKey("counter"), self.counter))
         layouts = tuple((n, self.layouts[n]) for n in names if n in self.layouts)
+        tabled = tuple(n for n in names if all(v is IN_TABLE for v in self.values[n]))
         return tuple(children), (
             self.route,
             self.policy,
@@ -212,6 +237,7 @@ class Sink:
             names,
             layouts,
             self.counting,
+            tabled,
         )
 
     def _flatten(self):
@@ -220,18 +246,18 @@ class Sink:
 
     @classmethod
     def _unflatten(cls, aux, children):
-        route, policy, path, var_type, names, layouts, counting = aux
+        route, policy, path, var_type, names, layouts, counting, tabled = aux
         values = dict(zip(names, children[: len(names)], strict=True))
         tables = tuple(children[len(names)])
         counter = children[len(names) + 1] if counting is not None else None
-        sink = cls(route, policy, path, var_type, values, dict(layouts), tables, counter, counting)
+        sink = cls(route, policy, path, var_type, values, dict(layouts), tables, counter, counting, tabled)
         capture = ROUTES.get(route)
         if capture is None or capture.recorder.policy != policy:
             return sink  # a copy kept from another capture, or a capture since ended: no one's
         if counting == "entry" and is_tracer(counter):
             # A trace takes the model in: this call's step decides the gate.
             sink.counter, sink.counting = capture.enter_trace(counter), "carried"
-        elif counting != "entry" and not tracing() and _all_concrete(children):
+        elif counting != "entry" and not tracing() and _computed(sink):
             capture.take(sink)  # the outputs of a call, back in Python
         return sink
 
@@ -279,9 +305,20 @@ class Static:
 jax.tree_util.register_pytree_node(Static, lambda s: ((), s), lambda s, _: s)
 
 
-def _all_concrete(tree: Any) -> bool:
-    """Whether every leaf is a computed array (JAX also rebuilds outputs around shapes alone)."""
-    return all(isinstance(x, jax.Array) and not is_tracer(x) for x in jax.tree.leaves(tree))
+def _computed(sink: Sink) -> bool:
+    """Whether a sink rebuilt outside a trace holds computed arrays, not the shapes JAX also rebuilds outputs around.
+
+    Its leaves are then all of one kind, so the first found tells: the
+    counter's or a table's, when there is one, are found at once, where a
+    step's values are many.
+    """
+    if sink.counter is not None:
+        leaves = [sink.counter]
+    elif sink.tables:
+        leaves = [sink.tables[0].table]
+    else:
+        leaves = jax.tree.leaves(sink.values)
+    return all(isinstance(x, jax.Array) and not is_tracer(x) for x in leaves)
 
 
 jax.tree_util.register_pytree_with_keys(Sink, Sink._flatten_with_keys, Sink._unflatten, Sink._flatten)
