@@ -129,8 +129,8 @@ def test_statistics_match_float64_numpy_at_the_ends_of_each_dtype(dtype):
     dtype = np.dtype(getattr(ml_dtypes, dtype, dtype))
     for seed in range(3):
         rng = np.random.default_rng(seed)
-        # Sixteen or more arrays of 1000 values are summarized as a group, in
-        # one loop; those of 20_001 (odd, so the pairs are padded) and 1 alone.
+        # Arrays of 1000, 20_001 (odd, so the histogram's pairs are padded) and
+        # 1 values, summarized together as rows of one table.
         xs = []
         while len(xs) < 16:
             xs += arrays(dtype, 1000, rng)

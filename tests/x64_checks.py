@@ -233,7 +233,7 @@ def check_mixed_types_in_one_jitted_program_match_eager():
         "f32": jnp.asarray(rng.normal(size=(20, 30)), jnp.float32),
         "i64": jnp.asarray(rng.integers(0, 2**60, size=100)),
         "c128": jnp.asarray(rng.normal(size=10) + 1j * rng.normal(size=10)),
-        # 20 arrays of one shape: summarized together in one loop.
+        # 20 arrays of one shape, summarized with the rest as rows of a table per float type.
         "many": [jnp.asarray(rng.normal(size=8)) for _ in range(20)],
         "many32": [jnp.asarray(rng.normal(size=8), jnp.float32) for _ in range(20)],
     }

@@ -106,6 +106,19 @@ def wait_for_idle_kernel(page) -> None:
     )
 
 
+def wait_for_finished_watch(page, timeout: float) -> None:
+    """Waits until a notebook's watch has ended and its cell is done.
+
+    As the block ends, the view marks itself done; then the cell sends the
+    view again, so the saved notebook keeps its final picture, and
+    JupyterLab draws it anew. A test looks at that view, not the one it
+    replaces, which may leave the page while the test reads it.
+    """
+    page.wait_for_selector(".jcnb-live[data-done=true]", timeout=timeout)
+    wait_for_idle_kernel(page)
+    page.wait_for_selector(".jcnb-live[data-done=true]", timeout=timeout)
+
+
 def open_and_run(context, url: str, token: str, name: str):
     """Opens a notebook in a fresh workspace, waits for the kernel, runs all cells.
 

@@ -1,5 +1,6 @@
 """LiveView's counts and its one-step detail, in a real JupyterLab and Chromium."""
 
+from lab import wait_for_finished_watch
 from page_checks import DARK, LIGHT, low_contrast_text, screenshot, set_theme
 from test_live_view import hover_text
 
@@ -42,7 +43,7 @@ def box(page, selector: str) -> dict:
 
 def test_counts_are_exact_and_the_detail_opens_under_its_cards_row(open_notebook):
     page = open_notebook("live_counts.ipynb", [COUNTS])
-    page.wait_for_selector(".jcnb-live[data-done=true]", timeout=180_000)
+    wait_for_finished_watch(page, timeout=180_000)
     page.wait_for_selector("text=/^sites /", timeout=60_000)
     page.wait_for_selector(f"{card('mixed')} canvas.jcnb-live-over[data-drawn='10']")
     order = page.eval_on_selector_all(".jcnb-live-card .jcnb-live-title", "ts => ts.map(t => t.textContent)")

@@ -2,7 +2,7 @@
 
 import nbformat
 import pytest
-from lab import open_and_run
+from lab import open_and_run, wait_for_finished_watch
 from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, screenshot, set_theme
 
 # 240 steps, every one recorded, on a new batch each step, so the
@@ -93,7 +93,7 @@ def every_step(lab, browser):
         nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": kernel}), root / "live_layers.ipynb"
     )
     page = open_and_run(browser, url, token, "live_layers.ipynb")
-    page.wait_for_selector(".jcnb-live[data-done=true]", timeout=240_000)
+    wait_for_finished_watch(page, timeout=240_000)
     page.wait_for_selector("text=/^recorded 240/", timeout=60_000)
     page.wait_for_selector(f"{OVER}[data-drawn='240']")
     yield page

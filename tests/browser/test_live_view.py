@@ -1,5 +1,6 @@
 """LiveView in a real JupyterLab and Chromium, while a training loop runs."""
 
+from lab import wait_for_finished_watch
 from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, screenshot, set_theme
 
 SETUP = """
@@ -128,7 +129,7 @@ def test_the_view_updates_while_the_loop_runs_and_shows_what_it_was_sent(lab, op
     screenshot(page, "live_view_running")
 
     (root / "stop-training").touch()
-    page.wait_for_selector(".jcnb-live[data-done=true]", timeout=120_000)
+    wait_for_finished_watch(page, timeout=120_000)
     printed = page.wait_for_selector("text=/^sent \\d+ \\d+/", timeout=60_000).text_content().split()
     seen, recorded = int(printed[1]), int(printed[2])
     assert seen > running
@@ -287,7 +288,7 @@ def check_step_keys(page) -> None:
 
 def test_a_diverging_run_shows_its_scale_and_opens_at_the_first_nonfinite_step(open_notebook):
     page = open_notebook("live_view_nan.ipynb", [DIVERGING])
-    page.wait_for_selector(".jcnb-live[data-done=true]", timeout=180_000)
+    wait_for_finished_watch(page, timeout=180_000)
     printed = page.wait_for_selector("text=/^first \\(/", timeout=60_000).text_content()
     assert "12)" in printed, printed
 
@@ -356,7 +357,7 @@ with watch(bins=16) as w:
 
 def test_the_view_takes_its_statistics_bands_and_labels_from_the_schema(open_notebook):
     page = open_notebook("live_view_schema.ipynb", [SCHEMA_CHANGED])
-    page.wait_for_selector(".jcnb-live[data-done=true]", timeout=180_000)
+    wait_for_finished_watch(page, timeout=180_000)
     over = ".jcnb-live-card[data-site='0'] canvas.jcnb-live-over"
     page.wait_for_selector(f"{over}[data-drawn='4']")
     colour = page.evaluate(
@@ -412,7 +413,7 @@ print("first", w.stream.first_nonfinite)
 
 def test_steps_of_only_nan_keep_the_axes_and_a_logged_inf_is_the_first_flag(open_notebook):
     page = open_notebook("live_view_tail.ipynb", [NONFINITE_TAIL])
-    page.wait_for_selector(".jcnb-live[data-done=true]", timeout=180_000)
+    wait_for_finished_watch(page, timeout=180_000)
     assert "('loss', 37)" in page.wait_for_selector("text=/^first \\(/", timeout=60_000).text_content()
 
     # The steps of only NaN are marked, and leave the value axis to the values.
