@@ -877,9 +877,8 @@ class Stream:
             return replaced
         positions: dict[int, list[int]] = {}
         for i, (rows, packed) in enumerate(zip(tables, fetched, strict=True)):
-            block = rows.sites.block
-            if block is not None and packed.ndim == 2 and not any(rows.shifts or ()) and block.intact():
-                positions.setdefault(id(block), []).append(i)
+            if self._in_block(rows, unstacked=packed.ndim == 2):
+                positions.setdefault(id(rows.sites.block), []).append(i)
         for members in positions.values():
             grid = tables[members[0]].sites.block.grid
             for i, gone in zip(members, grid.replaced(len(members)), strict=True):
@@ -913,11 +912,24 @@ class Stream:
     def _flag_table(self, rows: _TableRows, step: int, packed: np.ndarray) -> None:
         """Flags the sites of a replaced table that held a NaN or Inf, from its counts alone."""
         counts = packed[:, _stats_words(rows.stats_type) :]
-        held = np.flatnonzero(counts[:, _NONFINITE_FIELDS].sum(axis=1) > 0)
-        if len(held):
+        self._flag_sites(rows.sites, step, counts[:, _NONFINITE_FIELDS].sum(axis=1) > 0)
+
+    def _flag_sites(self, sites: _TableSites, step: int, held: np.ndarray) -> None:
+        """Flags the sites of a table whose entry in ``held`` is True (they held a NaN or Inf)."""
+        for k in np.flatnonzero(held):
             with self.lock:
-                for k in held:
-                    self._flag(rows.sites.series[k], step, rows.sites.sites[k].order)
+                self._flag(sites.series[k], step, sites.sites[k].order)
+
+    def _in_block(self, rows: _TableRows, unstacked: bool) -> bool:
+        """Whether a table's rows go into its sites' block with one assignment (see :meth:`_record_table`)."""
+        block = rows.sites.block
+        return (
+            unstacked
+            and block is not None
+            and block.intact()
+            and not self.on_row
+            and not any(rows.shifts or ())
+        )
 
     def _record_table(
         self,
@@ -932,15 +944,13 @@ class Stream:
         ``passed`` are the steps before it whose rows this one replaces (see :meth:`_replaced`).
         """
         sites = rows.sites
-        if made is not None and sites.block is not None and sites.block.intact():
-            if not self.on_row and not any(rows.shifts or ()):
-                stats, hists = made
-                with self.lock:
-                    if sites.block.append(step, stats, hists, passed):
-                        self.version += 1
-                    for k in np.flatnonzero(stats[:, self.layout.nonfinite].sum(axis=1) > 0):
-                        self._flag(sites.series[k], step, sites.sites[k].order)
-                return
+        if made is not None and self._in_block(rows, unstacked=True):
+            stats, hists = made
+            with self.lock:
+                if sites.block.append(step, stats, hists, passed):
+                    self.version += 1
+                self._flag_sites(sites, step, stats[:, self.layout.nonfinite].sum(axis=1) > 0)
+            return
         for k, (site, series) in enumerate(zip(sites.sites, sites.series, strict=True)):
             at = step + (rows.shifts[k] if rows.shifts else 0)
             if made is not None:

@@ -194,8 +194,6 @@ class NnxCapture:
             self._step_returned = True
         orders = trace_orders.get(self._route, {})
         for name, values in sink.values.items():
-            if name in sink.tabled:
-                continue
             key = (sink.path, sink.var_type, name)
             for k, value in enumerate(values):
                 if value is IN_TABLE:
@@ -309,7 +307,7 @@ class NnxCapture:
                 # sink; emptied, they carry nothing into a later capture.
                 sink = flax_internals.held_value(variable)
                 if isinstance(sink, Sink):
-                    sink.values, sink.layouts, sink.tables, sink.tabled = {}, {}, (), ()
+                    sink.values, sink.layouts, sink.tables = {}, {}, ()
             self._variables = {}
             for _, module in self._modules:
                 flax_internals.remove_captures(module)

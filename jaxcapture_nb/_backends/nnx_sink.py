@@ -38,7 +38,7 @@ from jaxcapture_nb._backends import flax_internals
 from jaxcapture_nb._backends.nnx_callbacks import GradientTap, report
 from jaxcapture_nb._backends.nnx_routes import ROUTES, readbacks
 from jaxcapture_nb._records import leaf_sites
-from jaxcapture_nb._step_table import IN_TABLE, StepTable
+from jaxcapture_nb._step_table import StepTable
 from jaxcapture_nb._tracing import is_traced, is_tracer, tracing
 
 if TYPE_CHECKING:
@@ -59,39 +59,18 @@ class Sink:
     watch, the step ``counter``. Static: the route, the recorder's policy
     (what a trace stores depends on it, so a compiled step must not be reused
     across policies), the module path, the Variable type, the shape and dtype
-    of each summarized value and whether it has a step (see ``layouts``),
-    the counter's state, and the names whose values all went into a table.
+    of each summarized value and whether it has a step (see ``layouts``), and
+    the counter's state.
 
     The sink a module holds while captured never carries values into a call
     (see :meth:`_flatten_with_keys`), so a compiled step takes the same
     inputs on every call and is traced once.
     """
 
-    __slots__ = (
-        "route",
-        "policy",
-        "path",
-        "var_type",
-        "values",
-        "layouts",
-        "tables",
-        "counter",
-        "counting",
-        "tabled",
-    )
+    __slots__ = ("route", "policy", "path", "var_type", "values", "layouts", "tables", "counter", "counting")
 
     def __init__(
-        self,
-        route,
-        policy,
-        path,
-        var_type,
-        values=None,
-        layouts=None,
-        tables=(),
-        counter=None,
-        counting=None,
-        tabled=(),
+        self, route, policy, path, var_type, values=None, layouts=None, tables=(), counter=None, counting=None
     ):
         self.route = route
         self.policy = policy
@@ -108,9 +87,6 @@ class Sink:
         self.counter = counter
         # "entry": the counter as a call takes it in; "carried": counted, on its way out.
         self.counting: str | None = counting
-        # The names whose values all went into a table: a returning call has
-        # nothing of theirs to take.
-        self.tabled: tuple[str, ...] = tabled
 
     def __contains__(self, name: object) -> bool:
         return False
@@ -211,12 +187,12 @@ class Sink:
             # last call returned, so it carries only the step counter, and
             # every call of a compiled step takes in the same structure.
             capture.entering(self)
-            self.values, self.layouts, self.tables, self.tabled = {}, {}, (), ()
+            self.values, self.layouts, self.tables = {}, {}, ()
             children = [(jax.tree_util.GetAttrKey("tables"), ())]
             if self.counter is not None:
                 children.append((jax.tree_util.GetAttrKey("counter"), self.counter))
             counting = None if self.counter is None else "entry"
-            return tuple(children), (self.route, self.policy, self.path, self.var_type, (), (), counting, ())
+            return tuple(children), (self.route, self.policy, self.path, self.var_type, (), (), counting)
         if capture is not None and self.has_pending() and not flax_internals.copying_for_a_read():
             # The trace hands this sink on (out of a call or a transform):
             # its summaries, and those of every value its trace deferred, now.
@@ -228,7 +204,6 @@ class Sink:
         if self.counter is not None:
             children.append((jax.tree_util.GetAttrKey("counter"), self.counter))
         layouts = tuple((n, self.layouts[n]) for n in names if n in self.layouts)
-        tabled = tuple(n for n in names if all(v is IN_TABLE for v in self.values[n]))
         return tuple(children), (
             self.route,
             self.policy,
@@ -237,7 +212,6 @@ class Sink:
             names,
             layouts,
             self.counting,
-            tabled,
         )
 
     def _flatten(self):
@@ -246,11 +220,11 @@ class Sink:
 
     @classmethod
     def _unflatten(cls, aux, children):
-        route, policy, path, var_type, names, layouts, counting, tabled = aux
+        route, policy, path, var_type, names, layouts, counting = aux
         values = dict(zip(names, children[: len(names)], strict=True))
         tables = tuple(children[len(names)])
         counter = children[len(names) + 1] if counting is not None else None
-        sink = cls(route, policy, path, var_type, values, dict(layouts), tables, counter, counting, tabled)
+        sink = cls(route, policy, path, var_type, values, dict(layouts), tables, counter, counting)
         capture = ROUTES.get(route)
         if capture is None or capture.recorder.policy != policy:
             return sink  # a copy kept from another capture, or a capture since ended: no one's
