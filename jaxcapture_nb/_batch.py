@@ -403,6 +403,34 @@ def pack(stats: jax.Array, counts: jax.Array) -> jax.Array:
     return jnp.concatenate([words, counts], axis=-1)
 
 
+def nonfinite_rows(table: jax.Array) -> jax.Array:
+    """Whether each row of a :func:`padded_table` holds a NaN or an Inf, as ``[*lead, rows]`` bools.
+
+    Made inside the step, beside the table: a step whose summaries are
+    never made (its row is replaced by the next before anyone reads it)
+    still says which sites held one, and saying so costs the step a
+    reduction instead of another program to dispatch.
+
+    Example:
+      >>> values = [jnp.arange(3.0), jnp.array([1.0, jnp.inf])]
+      >>> nonfinite_rows(padded_table(values))[:3].tolist()
+      [False, True, False]
+    """
+    return jnp.any(~jnp.isfinite(table), axis=-1)
+
+
+def nonfinite_values(rows: np.ndarray, sizes: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Whether each value of ``sizes`` holds a NaN or an Inf, from the :func:`nonfinite_rows` of its table.
+
+    Example:
+      >>> nonfinite_values(np.array([False, True, False, False]), [3, 2])
+      array([False,  True])
+    """
+    per_value = -(-np.asarray(sizes, np.int64) // CHUNK)
+    starts = np.cumsum(per_value) - per_value
+    return np.logical_or.reduceat(rows[: int(per_value.sum())], starts)
+
+
 @functools.partial(jax.jit, static_argnames="bins")
 def packed_rows(table: jax.Array, layout: Layout, bins: int) -> jax.Array:
     """One packed row (see :func:`pack`) per slot of ``layout``, as ``[*lead, count, width]``.

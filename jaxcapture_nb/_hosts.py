@@ -60,6 +60,23 @@ def to_host(x: Any) -> np.ndarray:
     raise ValueError(_split_message(x))
 
 
+def fetch_all(values: list[jax.Array]) -> list[np.ndarray]:
+    """NumPy copies of arrays that this process holds whole, fetched together.
+
+    An accelerator copies them all at once, every copy started before the
+    first is waited for. A CPU's arrays already lie in host memory and are
+    read where they are: the copy queue would cost several microseconds an
+    array, which a stream that fetches one small array a step pays often.
+
+    Example:
+      >>> [a.tolist() for a in fetch_all([jnp.arange(2), jnp.ones(1)])]
+      [[0, 1], [1.0]]
+    """
+    if jax.default_backend() == "cpu":
+        return [np.asarray(v) for v in values]
+    return jax.device_get(values)
+
+
 def local_slices(x: jax.Array) -> tuple[slice, ...]:
     """Where the part of ``x`` that this process holds lies: one slice per axis, read from no device.
 

@@ -38,7 +38,7 @@ class TableSite(NamedTuple):
 
 
 class StepTable:
-    """The table of a call's small values (a pytree: the table is its one child).
+    """The table of a call's small values (a pytree: the table and its flags are its children).
 
     Attributes:
       table: ``[*lead, rows, CHUNK]``; ``scan`` and ``vmap`` stack tables
@@ -46,12 +46,15 @@ class StepTable:
       sites: one :class:`TableSite` per value, in the table's order.
       stepped: whether the values were sowed in a trace that took the whole
         model in, whose call number is their step.
+      flags: ``[*lead, rows]``, which rows hold a NaN or an Inf
+        (:func:`_batch.nonfinite_rows`), for a recorder that may never
+        summarize the table; else None.
     """
 
-    __slots__ = ("sites", "stepped", "table")
+    __slots__ = ("flags", "sites", "stepped", "table")
 
-    def __init__(self, table: Any, sites: tuple[TableSite, ...], stepped: bool):
-        self.table, self.sites, self.stepped = table, sites, stepped
+    def __init__(self, table: Any, sites: tuple[TableSite, ...], stepped: bool, flags: Any = None):
+        self.table, self.sites, self.stepped, self.flags = table, sites, stepped, flags
 
     def packed(self, bins: int, layout: Layout | None = None) -> jax.Array:
         """Dispatches the summaries: packed rows ``[*lead, slots, width]``, row ``k`` the ``k``-th site's.
@@ -70,8 +73,8 @@ def sizes_of(sites: tuple[TableSite, ...]) -> tuple[int, ...]:
 
 jax.tree_util.register_pytree_node(
     StepTable,
-    lambda t: ((t.table,), (t.sites, t.stepped)),
-    lambda aux, children: StepTable(children[0], *aux),
+    lambda t: ((t.table, t.flags), (t.sites, t.stepped)),
+    lambda aux, children: StepTable(children[0], *aux, flags=children[1]),
 )
 
 

@@ -32,15 +32,15 @@ import operator
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import jax
 import numpy as np
 
 from jaxcapture_nb import _pooling, _schema
-from jaxcapture_nb._batch import device_layout
-from jaxcapture_nb._hosts import readable, replicated, to_host
+from jaxcapture_nb._batch import device_layout, nonfinite_values
+from jaxcapture_nb._hosts import fetch_all, readable, replicated, to_host
 from jaxcapture_nb._names import quoted
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
@@ -252,17 +252,43 @@ class _TableSites:
         self.layout = device_layout(sizes_of(sites))
         self.last_call = -1  # the latest step a table arrived with
         self.applied = -1  # the latest step its sites' step counts know of
+        # Tables whose summaries wait for settle (see Stream.add_table): how
+        # many, and the latest, which keeps its values until the next arrives.
+        self.waiting = 0
+        self.latest_waiting: _TableRows | None = None
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class _TableRows:
-    """A recorded step's packed rows of a table (on the device until settled)."""
+    """A recorded step's table: its packed rows, or its values until settle knows whether it needs them.
+
+    A table whose rows go into its block (see ``Stream._in_block``) waits
+    with its values and the flags of its rows that hold a NaN or an Inf,
+    which the step made beside it: most such steps
+    are replaced by the next before anyone reads them (see
+    :mod:`jaxcapture_nb._row_grid`), and need only the flags. Once a later
+    table of the block arrives, one of those lets its values go.
+    """
 
     sites: _TableSites
-    packed: Any
     stats_type: np.dtype
     # Per site, the steps its eager values moved it on by (see ``_ingest``); None when none did.
     shifts: list[int] | None
+    packed: Any = None  # on the device until settled
+    values: Any = None  # the table itself, while its summaries may still be wanted
+    nonfinite: Any = None  # [rows] bools (StepTable.flags), for a table that waits
+    # Where the row would go among its block's appends: off the grid of kept
+    # steps under the current stride, it is off the grid under any later one.
+    append: int = 0
+
+    @property
+    def waits(self) -> bool:
+        return self.nonfinite is not None
+
+    @property
+    def let_go(self) -> bool:
+        """Whether the values were let go: a later table replaces this one's row."""
+        return self.waits and self.packed is None and self.values is None
 
 
 class SiteSeries:
@@ -362,6 +388,10 @@ class SeriesBlock:
     def __init__(self, sites: list[tuple[str, str]], bins: int, capacity: int, layout: RowLayout):
         n = len(sites)
         self.grid = RowGrid(capacity, n)
+        # Steps off the grid whose rows were never made, each replaced by
+        # the next: the grid moves past them as the next row is appended,
+        # so no reader sees a row that was never written.
+        self.passed: list[int] = []
         self.stats = np.zeros((capacity, n, len(layout.columns)), np.float32)
         self.hists = np.zeros((capacity, n, bins), np.int32)
         self.series = [
@@ -375,16 +405,20 @@ class SeriesBlock:
         """Whether every series still keeps its rows here."""
         return self.grid.departed == 0
 
-    def append(self, step: int, stats: np.ndarray, hists: np.ndarray, passed: Sequence[int] = ()) -> bool:
+    def append(self, step: int, stats: np.ndarray, hists: np.ndarray) -> bool:
         """Adds a row to every series: ``stats`` ``[n, columns]`` (float32) and ``hists`` ``[n, bins]``.
 
-        ``passed``: earlier steps, each off the grid and replaced by the
-        next, whose rows were never made; the grid moves past them first.
-        Returns whether rows were thinned.
+        The grid first moves past the steps in :attr:`passed`. Returns
+        whether rows were thinned.
         """
         thinned = False
+        passed, self.passed = self.passed, []
         for earlier in passed:
-            thinned |= self.grid.advance(earlier, [self.stats, self.hists])[1]
+            row, thinned_now = self.grid.advance(earlier, [self.stats, self.hists])
+            thinned |= thinned_now
+            if not self.grid.latest_off_grid:
+                # Kept after all (the stride it was passed under changed): a gap, not another step's row.
+                self.stats[row], self.hists[row] = np.nan, 0
         row, thinned_now = self.grid.advance(step, [self.stats, self.hists])
         thinned |= thinned_now
         self.stats[row] = stats
@@ -558,6 +592,9 @@ class Stream:
                     sites.block.grid.calls = step + 1
                 if not self.records_step(step):
                     return
+        if step is not None and self._waits(sites, table):
+            self._wait(sites, step, table)
+            return
         packed = table.packed(self.bins, sites.layout)
         if step is None:
             for k, site in enumerate(table.sites):
@@ -567,7 +604,32 @@ class Stream:
         stats_type = stats_dtype(table.sites[0].dtype)
         with self.lock:
             shifts = [self._shift.get(key, 0) for key in sites.keys] if self._shift else None
-            self._arrived.append((sites, step, 0, _TableRows(sites, packed, stats_type, shifts)))
+            self._arrived.append((sites, step, 0, _TableRows(sites, stats_type, shifts, packed=packed)))
+
+    def _waits(self, sites: _TableSites, table: StepTable) -> bool:
+        """Whether a recorded table waits for settle to decide if its summaries are made (see :class:`_TableRows`)."""
+        return (
+            table.table.ndim == 2
+            and table.flags is not None
+            and sites.block is not None
+            and sites.block.intact()
+            and not self.on_row
+            and not self._shift
+        )
+
+    def _wait(self, sites: _TableSites, step: int, table: StepTable) -> None:
+        """Queues a table that waits, with its flags, and lets the previous one's values go if a row of it would not be kept."""
+        rows = _TableRows(sites, stats_dtype(table.sites[0].dtype), None, values=table, nonfinite=table.flags)
+        with self.lock:
+            block = sites.block
+            rows.append = block.grid.appended + len(block.passed) + sites.waiting
+            previous = sites.latest_waiting
+            # Values settle has not taken yet (it takes them under the lock).
+            if previous is not None and previous.values is not None and previous.append % block.grid.stride:
+                previous.values = None
+            sites.waiting += 1
+            sites.latest_waiting = rows
+            self._arrived.append((sites, step, 0, rows))
 
     def _table_sites(self, sites: tuple[TableSite, ...]) -> _TableSites:
         found = self._tables.get(id(sites))
@@ -832,15 +894,25 @@ class Stream:
         the place of (see :meth:`_replaced`).
         """
         tables = [value for *_, value in arrived if isinstance(value, _TableRows)]
+        with self.lock:
+            replaced = self._replaced(tables) if len(tables) == len(arrived) else [t.let_go for t in tables]
+            kept = [
+                rows.values if rows.waits and not gone else None
+                for rows, gone in zip(tables, replaced, strict=True)
+            ]
+            for rows in tables:
+                rows.values = None
+        for rows, table in zip(tables, kept, strict=True):
+            if table is not None:
+                rows.packed = table.packed(self.bins, rows.sites.layout)
+        # A replaced table that waited needs only its flags; the rest, their packed rows.
+        wanted = [rows.packed if rows.packed is not None else rows.nonfinite for rows in tables]
         fetched = [
-            packed[..., : len(rows.sites.sites), :]
-            for rows, packed in zip(tables, jax.device_get([rows.packed for rows in tables]), strict=True)
+            host[..., : len(rows.sites.sites), :] if rows.packed is not None else host
+            for rows, host in zip(tables, fetch_all(wanted), strict=True)
         ]
-        replaced = self._replaced(tables, fetched) if len(tables) == len(arrived) else [False] * len(tables)
         made = self._table_statistics(tables, fetched, replaced)
         table_rows = iter(zip(fetched, made, replaced, strict=True))
-        # Per block, the steps whose rows were replaced since its last row.
-        passed: dict[int, list[int]] = {}
         on_host = [value if isinstance(value, _TableRows) else _on_host(value) for *_, value in arrived]
         single = [value for value in on_host if _single(value)]
         if single:
@@ -854,9 +926,11 @@ class Stream:
                 packed, rows_made, gone = next(table_rows)
                 if gone:
                     self._flag_table(value, step, packed)
-                    passed.setdefault(id(value.sites.block), []).append(step)
+                    with self.lock:
+                        value.sites.block.passed.append(step)
+                        value.sites.waiting -= value.waits
                 else:
-                    self._record_table(value, step, packed, rows_made, passed.pop(id(value.sites.block), ()))
+                    self._record_table(value, step, packed, rows_made)
                 continue
             series.shape = (*value.stacked_shape, *value.shape)
             if _single(value):
@@ -864,25 +938,26 @@ class Stream:
             elif value.reason is None:
                 self._append(series, step, order, *series.row_of(value))
 
-    def _replaced(self, tables: list[_TableRows], fetched: list[np.ndarray]) -> list[bool]:
+    def _replaced(self, tables: list[_TableRows]) -> list[bool]:
         """Which tables' rows a later table of the same block replaces: their statistics need not be made.
 
         A history keeps one step in its stride and the latest one (see
         :mod:`jaxcapture_nb._row_grid`), so in a long run most steps are
         replaced by the next before anyone reads them. Only tables that take
-        the fast path of :meth:`_record_table` count.
+        the fast path of :meth:`_record_table` count, and those whose values
+        were let go (see :meth:`_wait`).
         """
-        replaced = [False] * len(tables)
+        replaced = [rows.let_go for rows in tables]
         if self.on_row:
             return replaced
         positions: dict[int, list[int]] = {}
-        for i, (rows, packed) in enumerate(zip(tables, fetched, strict=True)):
-            if self._in_block(rows, unstacked=packed.ndim == 2):
+        for i, rows in enumerate(tables):
+            if self._in_block(rows, unstacked=rows.waits or rows.packed.ndim == 2):
                 positions.setdefault(id(rows.sites.block), []).append(i)
         for members in positions.values():
             grid = tables[members[0]].sites.block.grid
             for i, gone in zip(members, grid.replaced(len(members)), strict=True):
-                replaced[i] = bool(gone)
+                replaced[i] |= bool(gone)
         return replaced
 
     def _table_statistics(
@@ -909,9 +984,13 @@ class Stream:
         parts = iter(zip(np.split(stats, ends[:-1]), np.split(hists, ends[:-1]), strict=True))
         return [next(parts) if w else None for w in wanted]
 
-    def _flag_table(self, rows: _TableRows, step: int, packed: np.ndarray) -> None:
-        """Flags the sites of a replaced table that held a NaN or Inf, from its counts alone."""
-        counts = packed[:, _stats_words(rows.stats_type) :]
+    def _flag_table(self, rows: _TableRows, step: int, fetched: np.ndarray) -> None:
+        """Flags the sites of a replaced table that held a NaN or Inf, from its flags or its counts alone."""
+        if rows.waits:
+            if fetched.any():  # most steps hold none: their rows need not be told apart
+                self._flag_sites(rows.sites, step, nonfinite_values(fetched, rows.sites.sizes))
+            return
+        counts = fetched[:, _stats_words(rows.stats_type) :]
         self._flag_sites(rows.sites, step, counts[:, _NONFINITE_FIELDS].sum(axis=1) > 0)
 
     def _flag_sites(self, sites: _TableSites, step: int, held: np.ndarray) -> None:
@@ -937,17 +1016,15 @@ class Stream:
         step: int,
         packed: np.ndarray,
         made: tuple[np.ndarray, np.ndarray] | None,
-        passed: Sequence[int] = (),
     ) -> None:
-        """Records a step's rows of a table; ``made`` holds their statistics and histograms, if unstacked.
-
-        ``passed`` are the steps before it whose rows this one replaces (see :meth:`_replaced`).
-        """
+        """Records a step's rows of a table; ``made`` holds their statistics and histograms, if unstacked."""
         sites = rows.sites
+        with self.lock:
+            sites.waiting -= rows.waits  # its row is made now, as the grid moves on
         if made is not None and self._in_block(rows, unstacked=True):
             stats, hists = made
             with self.lock:
-                if sites.block.append(step, stats, hists, passed):
+                if sites.block.append(step, stats, hists):
                     self.version += 1
                 self._flag_sites(sites, step, stats[:, self.layout.nonfinite].sum(axis=1) > 0)
             return
@@ -1000,7 +1077,7 @@ def _device_arrays(value: _Row | _TableRows | Summary) -> tuple[Any, ...]:
     if isinstance(value, _Row):
         return (value.row,)
     if isinstance(value, _TableRows):
-        return (value.packed,)
+        return (value.packed,) if value.packed is not None else (value.nonfinite,)
     return (value.stats, value.counts)
 
 

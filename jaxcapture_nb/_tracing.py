@@ -45,8 +45,13 @@ def _trace_stack() -> list[Any]:
 
 
 def tracing() -> bool:
-    """Whether a JAX transformation is tracing the code that runs now."""
-    return len(_trace_stack()) > 1
+    """Whether a JAX transformation is tracing the code that runs now.
+
+    Asked on every call of a watched step, so it looks at the innermost
+    trace alone: only evaluation, the outermost, has no parent (see
+    :func:`_trace_stack`).
+    """
+    return hasattr(_jax_core.trace_ctx.trace, "parent_trace")
 
 
 def trace_of(tracer: Any) -> Any:

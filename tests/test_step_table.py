@@ -8,6 +8,7 @@ from flax import nnx
 from jaxcapture_nb import capture, watch
 from jaxcapture_nb._batch import device_layout, packed_rows, padded_table, table_size
 from jaxcapture_nb._row_grid import RowGrid
+from jaxcapture_nb._step_table import StepTable
 from jaxcapture_nb._stream import RowLayout, SeriesBlock
 from jaxcapture_nb._summary import packed_summary
 
@@ -139,6 +140,14 @@ def test_rows_a_later_step_replaces_are_not_made_and_their_nonfinite_values_stil
         return row_stats(summaries, sizes, layout)
 
     monkeypatch.setattr(stream_module, "row_stats", counting)
+    summarized = []
+    packed = StepTable.packed
+
+    def summarizing(table, bins, layout=None):
+        summarized.append(table)
+        return packed(table, bins, layout)
+
+    monkeypatch.setattr(StepTable, "packed", summarizing)
     monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 1e9)  # the loop settles only here
     step = nnx.jit(lambda m, x: m(x))
     x = jnp.linspace(-1.0, 1.0, 8).reshape(2, 4)
@@ -153,6 +162,7 @@ def test_rows_a_later_step_replaces_are_not_made_and_their_nonfinite_values_stil
                 if settle_each_step or i == 0:
                     w.stream.settle()
             made.clear()
+            summarized.clear()
             w.stream.settle()
         series = list(w.stream.series.values())
         histories.append([(s.steps[: s.size].tolist(), s.stats[: s.size].copy()) for s in series])
@@ -162,7 +172,10 @@ def test_rows_a_later_step_replaces_are_not_made_and_their_nonfinite_values_stil
         np.testing.assert_array_equal(stats, one_by_one_stats)
     # Settled at once after the first step, rows were made for 10 of the other
     # 29 steps: those on the grid of kept steps as they came, and the last.
+    # Only their tables were summarized; the others' NaN/Inf flags came
+    # from the steps themselves.
     assert made == [10 * 2]
+    assert len(summarized) == 10
 
 
 def test_readers_of_grid_members_each_learn_of_the_rewritten_latest_row():

@@ -158,19 +158,27 @@ def test_rows_of_a_step_still_running_wait_for_a_later_settle(monkeypatch):
 
 
 def summarized_calls(monkeypatch):
-    """For every call of a compiled step that hands over a table, whether its summaries were made."""
+    """For every call of a compiled step that hands over a table, whether its summaries were made.
+
+    A recorded step's summaries may be made later, as the stream settles,
+    so each is matched to its call by the table it summarizes.
+    """
     from jaxcapture_nb._step_table import StepTable
     from jaxcapture_nb._stream import Stream
 
-    calls = []
+    calls: list[bool] = []
+    call_of: dict[int, int] = {}
+    tables: list[StepTable] = []  # kept alive, so that ids stay unique
     add_table, packed = Stream.add_table, StepTable.packed
 
     def note_call(self, table, step):
+        call_of[id(table)] = len(calls)
+        tables.append(table)
         calls.append(False)
         add_table(self, table, step)
 
     def note_summaries(self, bins, layout=None):
-        calls[-1] = True
+        calls[call_of[id(self)]] = True
         return packed(self, bins, layout)
 
     monkeypatch.setattr(Stream, "add_table", note_call)

@@ -39,6 +39,7 @@ from jaxcapture_nb._backends.nnx_routes import (
     trace_orders,
 )
 from jaxcapture_nb._backends.nnx_sink import Sink, Static
+from jaxcapture_nb._batch import nonfinite_rows
 from jaxcapture_nb._protocols import SiteRecorder
 from jaxcapture_nb._step_table import IN_TABLE, StepTable, TableSite, TableSlot, compile_ahead, sizes_of
 from jaxcapture_nb._summary import step_rows, step_summaries, step_tables
@@ -253,7 +254,10 @@ class NnxCapture:
                     owner.settle_pending(index, name, IN_TABLE)
                 _, first, name, index, _, _ = group[members[0]]
                 stepped = first.layouts[name][index][2] if name in first.layouts else False
-                tables.append(StepTable(table, tuple(sites), stepped))
+                # A recorder that may never summarize a step's table still
+                # flags the sites that held a NaN or an Inf.
+                flags = None if self.recorder.holds_values else nonfinite_rows(table)
+                tables.append(StepTable(table, tuple(sites), stepped, flags))
                 compile_ahead(sizes_of(tables[-1].sites), table.dtype, bins)
                 in_tables.update(members)
             rest = [d for i, d in enumerate(group) if i not in in_tables]

@@ -38,7 +38,7 @@ from jaxcapture_nb._backends import flax_internals
 from jaxcapture_nb._backends.nnx_callbacks import GradientTap, report
 from jaxcapture_nb._backends.nnx_routes import ROUTES, readbacks
 from jaxcapture_nb._records import leaf_sites
-from jaxcapture_nb._step_table import StepTable
+from jaxcapture_nb._step_table import IN_TABLE, StepTable
 from jaxcapture_nb._tracing import is_traced, is_tracer, tracing
 
 if TYPE_CHECKING:
@@ -188,28 +188,32 @@ class Sink:
             # every call of a compiled step takes in the same structure.
             capture.entering(self)
             self.values, self.layouts, self.tables = {}, {}, ()
-            children = [(jax.tree_util.GetAttrKey("tables"), ())]
-            if self.counter is not None:
-                children.append((jax.tree_util.GetAttrKey("counter"), self.counter))
-            counting = None if self.counter is None else "entry"
-            return tuple(children), (self.route, self.policy, self.path, self.var_type, (), (), counting)
+            if self.counter is None:
+                return _NOTHING_CARRIED, (self.route, self.policy, self.path, self.var_type, (), (), (), None)
+            children = ((_TABLES, ()), (_COUNTER, self.counter))
+            return children, (self.route, self.policy, self.path, self.var_type, (), (), (), "entry")
         if capture is not None and self.has_pending() and not flax_internals.copying_for_a_read():
             # The trace hands this sink on (out of a call or a transform):
             # its summaries, and those of every value its trace deferred, now.
             # (A copy for ``name in var`` inside ``sow`` keeps the placeholders.)
             self.tables = (*self.tables, *capture.summarize_deferred())
-        names = tuple(self.values)
+        # A site whose values all went into a table has nothing to carry, so
+        # only its name and count travel, as static data: a call's output
+        # then holds no node per site, and its return costs nothing per site.
+        names = tuple(n for n, held in self.values.items() if any(v is not IN_TABLE for v in held))
+        tabled = tuple((n, len(held)) for n, held in self.values.items() if n not in names)
         children = [(jax.tree_util.DictKey(n), self.values[n]) for n in names]
-        children.append((jax.tree_util.GetAttrKey("tables"), self.tables))
+        children.append((_TABLES, self.tables))
         if self.counter is not None:
-            children.append((jax.tree_util.GetAttrKey("counter"), self.counter))
-        layouts = tuple((n, self.layouts[n]) for n in names if n in self.layouts)
+            children.append((_COUNTER, self.counter))
+        layouts = tuple(self.layouts.items())
         return tuple(children), (
             self.route,
             self.policy,
             self.path,
             self.var_type,
             names,
+            tabled,
             layouts,
             self.counting,
         )
@@ -220,20 +224,35 @@ class Sink:
 
     @classmethod
     def _unflatten(cls, aux, children):
-        route, policy, path, var_type, names, layouts, counting = aux
+        route, policy, path, var_type, names, tabled, layouts, counting = aux
         values = dict(zip(names, children[: len(names)], strict=True))
         tables = tuple(children[len(names)])
         counter = children[len(names) + 1] if counting is not None else None
+        traced = tracing()
+        if traced:
+            # The trace goes on with this sink: later sows of a tabled site
+            # are numbered after the values it already put in a table.
+            values.update((name, (IN_TABLE,) * count) for name, count in tabled)
+        elif not names:
+            layouts = ()  # a call's output whose values are all in its tables: nothing is read by site
         sink = cls(route, policy, path, var_type, values, dict(layouts), tables, counter, counting)
+        if not (values or tables or counter is not None):
+            return sink  # carries nothing: no step starts, and a call has nothing here to hand over
         capture = ROUTES.get(route)
         if capture is None or capture.recorder.policy != policy:
             return sink  # a copy kept from another capture, or a capture since ended: no one's
         if counting == "entry" and is_tracer(counter):
             # A trace takes the model in: this call's step decides the gate.
             sink.counter, sink.counting = capture.enter_trace(counter), "carried"
-        elif counting != "entry" and not tracing() and _computed(sink):
+        elif counting != "entry" and not traced and _computed(sink):
             capture.take(sink)  # the outputs of a call, back in Python
         return sink
+
+
+# A sink's pytree keys, and what a sink that carries nothing flattens to.
+_TABLES = jax.tree_util.GetAttrKey("tables")
+_COUNTER = jax.tree_util.GetAttrKey("counter")
+_NOTHING_CARRIED = ((_TABLES, ()),)
 
 
 class _Pending:
