@@ -14,7 +14,9 @@ Four parts, each printing ratios measured side by side in one run:
 - ``host``: a tiny jitted step sowing 50 small values, under
   ``watch(every=1)`` and ``watch(every=10)``, against the step with its sows
   switched off. Targets: at most 2 us (every=1) and 0.5 us (every=10) of
-  extra time per site per step.
+  extra time per site per step. Beside them: what one more node in the
+  model's graph costs a call in Flax, the watch of a step that sows
+  nothing, the cost of one more site, and 50 modules sowing one value each.
 - ``soak``: 50,000 steps of that step under ``watch(every=1)``, publishing
   from a thread and from the loop, printing the process's resident memory,
   Python's allocated blocks and JAX's live arrays every 5,000 steps. Target:
@@ -41,6 +43,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 from public_style import GqaDecoder, ResNet  # noqa: E402
 
 from jaxcapture_nb import capture, watch  # noqa: E402
+from jaxcapture_nb._backends import flax_internals  # noqa: E402
 
 SITES = 50
 
@@ -149,17 +152,43 @@ def fresh_part(rounds: int) -> None:
 
 
 class Sowing(nnx.Module):
-    """``SITES`` small layers, each sowing its output when ``sow`` is on."""
+    """``sites`` small layers in one module, each sowing its output when ``sow`` is on."""
 
-    def __init__(self, sow: bool, rngs: nnx.Rngs):
+    def __init__(self, sow: bool, rngs: nnx.Rngs, sites: int = SITES):
         self.sow_values = sow
-        self.scales = nnx.Param(jax.random.normal(rngs.params(), (SITES, 16)))
+        self.scales = nnx.Param(jax.random.normal(rngs.params(), (sites, 16)))
 
     def __call__(self, x: jax.Array) -> jax.Array:
-        for i in range(SITES):
+        for i in range(self.scales.shape[0]):
             x = jnp.tanh(x * self.scales[i])
             if self.sow_values:
                 self.sow(nnx.Intermediate, f"layer{i}", x)
+        return x.sum()
+
+
+class Layer(nnx.Module):
+    """One small layer that sows its output when ``sow`` is on."""
+
+    def __init__(self, sow: bool, rngs: nnx.Rngs):
+        self.sow_values = sow
+        self.scale = nnx.Param(jax.random.normal(rngs.params(), (16,)))
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        x = jnp.tanh(x * self.scale)
+        if self.sow_values:
+            self.sow(nnx.Intermediate, "out", x)
+        return x
+
+
+class Layers(nnx.Module):
+    """``SITES`` modules of one site each: how most models sow."""
+
+    def __init__(self, sow: bool, rngs: nnx.Rngs):
+        self.layers = nnx.List([Layer(sow, rngs) for _ in range(SITES)])
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        for layer in self.layers:
+            x = layer(x)
         return x.sum()
 
 
@@ -167,45 +196,86 @@ def tiny_step():
     return nnx.jit(lambda model, x: model(x))
 
 
+def with_empty_variable(model: nnx.Module) -> nnx.Module:
+    """``model`` with one empty Variable where a sink would go: what Flax charges a call for one more node."""
+    flax_internals.set_captures(model, (nnx.Intermediate({}),))
+    return model
+
+
+# (title, sites, model with or without sows, steps a round)
+HOST_MODELS = [
+    (f"one module sowing {SITES} values", SITES, lambda sow: Sowing(sow, nnx.Rngs(0)), 200),
+    (
+        f"one module sowing {4 * SITES} values",
+        4 * SITES,
+        lambda sow: Sowing(sow, nnx.Rngs(0), 4 * SITES),
+        100,
+    ),
+    (f"{SITES} modules sowing one value each", SITES, lambda sow: Layers(sow, nnx.Rngs(0)), 20),
+]
+HOST_TARGETS = {"watch(every=1)": 2.0, "watch(every=10)": 0.5}
+
+
 def host_part(rounds: int, steps: int) -> None:
+    """Extra time per step and per site of watching a tiny jitted step, against its sows switched off.
+
+    Beside the targets: the same step with one empty Variable in its graph
+    and no watch (the least any value leaving through the model's state
+    can cost in Flax), and the watch of a step that sows nothing. The
+    second model, with four times the sites, gives the cost of one more
+    site, apart from what a step costs whatever it sows.
+    """
     x = jnp.ones((8, 16))
-    variants = {
-        "sows off": (False, None),
-        "watch(every=1)": (True, lambda m: watch(m, display=False, every=1)),
-        "watch(every=10)": (True, lambda m: watch(m, display=False, every=10)),
-    }
-    runs, blocks = {}, {}
-    for name, (sow, block) in variants.items():
-        model, step = Sowing(sow, nnx.Rngs(0)), tiny_step()
-        if block is not None:
-            blocks[name] = block(model).__enter__()
+    extra_per_step = {}
+    for title, sites, make, model_steps in HOST_MODELS:
+        model_steps = max(1, model_steps * steps // 200)
+        variants = {
+            "sows off": (make(False), None),
+            "one empty Variable": (with_empty_variable(make(False)), None),
+            "watch(), sows off": (make(False), lambda m: watch(m, display=False, every=10)),
+            "watch(every=1)": (make(True), lambda m: watch(m, display=False, every=1)),
+            "watch(every=10)": (make(True), lambda m: watch(m, display=False, every=10)),
+        }
+        runs, blocks = {}, {}
+        for name, (model, block) in variants.items():
+            step = tiny_step()
+            if block is not None:
+                blocks[name] = block(model).__enter__()
 
-        def run(model=model, step=step, name=name):
-            for _ in range(steps):
-                out = step(model, x)
-            jax.block_until_ready(out)
-            if name in blocks:
-                blocks[name].stream.settle()
-            return out
+            def run(model=model, step=step, name=name, model_steps=model_steps, blocks=blocks):
+                for _ in range(model_steps):
+                    out = step(model, x)
+                jax.block_until_ready(out)
+                if name in blocks:
+                    blocks[name].stream.settle()
+                return out
 
-        runs[name] = run
-    try:
-        times = samples(runs, rounds=rounds)
-    finally:
-        for block in blocks.values():
-            block.__exit__(None, None, None)
-    ratios = paired_ratios(times, "sows off")
-    print(f"A jitted step sowing {SITES} values of 8x16, {steps} steps a round, {rounds} rounds")
-    targets = {"watch(every=1)": 2.0, "watch(every=10)": 0.5}
-    for name, t in times.items():
-        per_step = statistics.median(t) / steps
-        extra = np.array(t) - np.array(times["sows off"])
-        us = statistics.median(extra) / steps / SITES * 1e6
-        low, high = np.percentile(extra / steps / SITES * 1e6, [25, 75])
-        line = f"  {name:18s} {per_step * 1e3:7.3f} ms/step  {ratios[name]:5.2f}x"
-        if name in targets:
-            line += f"  {us:5.2f} us/site/step (quartiles {low:.2f}, {high:.2f})  target <= {targets[name]}"
-        print(line)
+            runs[name] = run
+        try:
+            times = samples(runs, rounds=rounds)
+        finally:
+            for block in blocks.values():
+                block.__exit__(None, None, None)
+        ratios = paired_ratios(times, "sows off")
+        print(f"A jitted step of {title} (8x16 each), {model_steps} steps a round, {rounds} rounds")
+        for name, t in times.items():
+            extra = (np.array(t) - np.array(times["sows off"])) / model_steps * 1e6
+            per_site = extra / sites
+            low, high = np.percentile(per_site, [25, 75])
+            extra_per_step[title, name] = float(np.median(extra))
+            line = (
+                f"  {name:20s} {statistics.median(t) / model_steps * 1e3:7.3f} ms/step  {ratios[name]:5.2f}x"
+            )
+            if name != "sows off":
+                line += f"  {np.median(extra):7.1f} us/step  {np.median(per_site):5.2f} us/site/step"
+                line += f" (quartiles {low:.2f}, {high:.2f})"
+            if name in HOST_TARGETS:
+                line += f"  target <= {HOST_TARGETS[name]}"
+            print(line)
+    (few, _, _, _), (many, more, _, _) = HOST_MODELS[0], HOST_MODELS[1]
+    for name in HOST_TARGETS:
+        marginal = (extra_per_step[many, name] - extra_per_step[few, name]) / (more - SITES)
+        print(f"{name}: one more site in one module adds {marginal:.2f} us a step")
 
 
 def resident_mib() -> float:
