@@ -4,10 +4,11 @@ Summarizing inside a step makes every new step compile its summaries
 again: about a second on a CPU for a model's worth of sites, more than the
 model itself. So a step lays its small values out as one table
 (:func:`_batch.padded_table`) and hands that over as its output; the
-summaries are made as the call returns, by :func:`_batch.packed_rows`,
-which a process compiles once for every table of a size. The step's output
-is one array rather than one per site, and the host records the whole table
-with one transfer.
+summaries are made after the call (as it returns for a capture, as its
+stream settles for a watch), by :func:`_batch.packed_rows`, which a process
+compiles once for every table of a size. The step's output is one array
+rather than one per site, and the host records the whole table with one
+transfer.
 """
 
 from __future__ import annotations
@@ -106,10 +107,12 @@ jax.tree_util.register_pytree_node(_InTable, lambda s: ((), None), lambda _, __:
 
 
 # Compiling the summary program takes most of a second on a CPU, once per
-# process and table size. A step's table size is known as the step is
-# traced, and the step then still has to compile, so the summary program
-# compiles beside it, on a thread of its own: XLA compiles without holding
-# Python's lock, so the two overlap on a machine with more than one core.
+# process and table size, so it compiles on a thread of its own (XLA
+# compiles without holding Python's lock). A capture summarizes a table as
+# its call returns, and starts the compile as the step is traced, beside
+# the step's own. A watch summarizes when its stream settles, in the
+# background, and starts it as the first table arrives: the step's first
+# call then shares the machine with nothing.
 _compiles: dict[tuple[Any, ...], threading.Thread] = {}
 _compiles_lock = threading.Lock()
 
@@ -121,8 +124,10 @@ def compile_ahead(sizes: tuple[int, ...], dtype: Any, bins: int) -> None:
     with _compiles_lock:
         if key in _compiles:
             return
+        # Not a daemon: a process that ends while XLA compiles on a daemon
+        # thread is aborted from inside the compiler; this way it waits.
         thread = _compiles[key] = threading.Thread(
-            target=_compile, args=(sizes, shape, dtype, bins), name="jaxcapture-compile", daemon=True
+            target=_compile, args=(sizes, shape, dtype, bins), name="jaxcapture-compile"
         )
     thread.start()
 

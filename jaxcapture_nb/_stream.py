@@ -2,8 +2,7 @@
 
 A backend hook or a host callback calls :meth:`Stream.add` with a summary
 (or, for eager sows, an array), and a compiled step's sows arrive through
-:meth:`Stream.add_table` as one table of small values, summarized on the
-device only for the steps the stream records, or through
+:meth:`Stream.add_table` as one table of small values, or through
 :meth:`Stream.add_row` as packed summary rows still on the device; the
 training loop's own values arrive through :meth:`Stream.log` and
 :meth:`Stream.update` as device arrays too. Nothing is read on the loop's
@@ -13,7 +12,10 @@ it arrives, on the thread that hands it over, and dispatch returns at once;
 the background thread only fetches what the device has finished. With
 ``jax.distributed`` a program over arrays of several processes runs only
 when each process starts it, in the same order, and a background thread
-would start it at a different moment on each one.
+would start it at a different moment on each one. Tables are the exception:
+a step makes them only on one device, and a recorded step's table waits for
+:meth:`Stream.settle` to summarize it, only if its row is kept (see
+:class:`_TableRows`); the other tables of a long run cost the loop nothing.
 Every site keeps a ring of at most ``keep_steps`` rows; when it fills, every
 second row is dropped, so old steps thin out while the latest are all kept
 and memory stays flat however long training runs (see :mod:`_row_grid`).
@@ -45,7 +47,7 @@ from jaxcapture_nb._names import quoted
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
 from jaxcapture_nb._row_grid import RowGrid
-from jaxcapture_nb._step_table import StepTable, TableSite, sizes_of
+from jaxcapture_nb._step_table import StepTable, TableSite, compile_ahead, sizes_of
 from jaxcapture_nb._summary import (
     FLOAT_FIELDS,
     INT_FIELDS,
@@ -263,11 +265,10 @@ class _TableRows:
     """A recorded step's table: its packed rows, or its values until settle knows whether it needs them.
 
     A table whose rows go into its block (see ``Stream._in_block``) waits
-    with its values and the flags of its rows that hold a NaN or an Inf,
-    which the step made beside it: most such steps
-    are replaced by the next before anyone reads them (see
-    :mod:`jaxcapture_nb._row_grid`), and need only the flags. Once a later
-    table of the block arrives, one of those lets its values go.
+    with its values and the step's flags of its rows that hold a NaN or an
+    Inf: most such steps are replaced by the next before anyone reads them
+    (see :mod:`jaxcapture_nb._row_grid`), and need only the flags. Once a
+    later table of the block arrives, one of those lets its values go.
     """
 
     sites: _TableSites
@@ -583,7 +584,7 @@ class Stream:
             site's values (see :meth:`add_row`).
         """
         with self.lock:
-            sites = self._table_sites(table.sites)
+            sites = self._table_sites(table)
             if step is not None:
                 if step <= sites.last_call:
                     return  # a forward pass that remat recomputes sent this step's values again
@@ -631,9 +632,12 @@ class Stream:
             sites.latest_waiting = rows
             self._arrived.append((sites, step, 0, rows))
 
-    def _table_sites(self, sites: tuple[TableSite, ...]) -> _TableSites:
+    def _table_sites(self, table: StepTable) -> _TableSites:
+        """The series of a table's sites; the first table of its sites starts compiling their summaries."""
+        sites = table.sites
         found = self._tables.get(id(sites))
         if found is None or found.sites is not sites:
+            compile_ahead(sizes_of(sites), table.table.dtype, self.bins)
             named = [_site(s.path, s.var_type, s.name, s.index) for s in sites]
             block = None
             if len({key for key, _, _ in named}) == len(named) and not any(

@@ -2,17 +2,21 @@
 
 How values leave an unchanged ``nnx.jit`` step: inside the block every
 submodule carries a streaming sink. When the step is traced, each ``sow``
-hands its value to the sink, which is part of the module's state; the
-trace's values are summarized on the device together, one summary program
-per distinct size, each summary packed in one small row, and ``nnx.jit``
-carries the rows out as outputs. As the call returns, the sink is rebuilt
-around the new rows and hands them, still on the device, to the stream.
-Rows never go back in, so the step is traced and compiled once. With
-``every=N`` the model's root sink carries a step counter through the step,
-and the summaries sit in one ``lax.cond`` on it: N-1 calls in N skip them
-on the device and send zeros, which the host counts without reading. The
-loop never waits: ten times a second, a background thread fetches the rows
-of the steps the device has finished and refreshes the :class:`LiveView`.
+hands its value to the sink, which is part of the module's state. The
+trace lays its small values out as one table, which ``nnx.jit`` carries out
+beside a flag for each of its rows that holds a NaN or an Inf (see
+``_step_table``); larger values are summarized in the step, together, one
+summary program per distinct size, each summary packed in one small row.
+As the call returns, the sink is rebuilt around the table and the rows and
+hands them, still on the device, to the stream. No value goes back in, so
+the step is traced and compiled once. The model's root sink carries a step
+counter through the step: with ``every=N`` the summaries of large values
+sit in one ``lax.cond`` on it, so N-1 calls in N skip them on the device,
+and their tables are dropped unread. The loop never waits: ten times a
+second, a background thread summarizes the tables of the recorded steps
+whose rows the history keeps (the others are replaced by the next step
+before anyone reads them, and only their flags are read), fetches the rows
+of the steps the device has finished, and refreshes the :class:`LiveView`.
 Hosts that do not show widget updates sent from another thread (Google
 Colab) get the same refresh from the loop's own thread instead, at
 ``w.log``/``w.update`` and after each watched call, no more often.
@@ -25,16 +29,19 @@ with ``grads=True`` the values, the perturbed values and their gradients
 all travel by ``jax.debug.callback``, and arrive in execution order.
 
 In a ``jax.distributed`` run every process runs the same watch and records
-the same rows: the rows are summaries of the global arrays, the background
-thread only fetches them (it never starts device work, which every process
-would have to start in the same order), and callbacks reach every process
-(see ``_hosts.host_callback``). Only process 0 shows the view, and only
-process 0 writes the TensorBoard log of ``log_dir=`` (see ``_tensorboard``),
-which gets each row as it is recorded, on the thread that fetched it.
+the same rows: the rows are summaries of the global arrays, made in the
+step (a step over several devices makes no tables), so the background
+thread only fetches them (it never starts device work there, which every
+process would have to start in the same order), and callbacks reach every
+process (see ``_hosts.host_callback``). Only process 0 shows the view, and
+only process 0 writes the TensorBoard log of ``log_dir=`` (see
+``_tensorboard``), which gets each row as it is recorded, on the thread
+that fetched it.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
@@ -55,6 +62,26 @@ from jaxcapture_nb._tensorboard import LogWriter, require
 PUBLISH_SECONDS = 0.1
 
 PUBLISH_MODES = ("auto", "thread", "loop")
+
+# Publishing threads still running, stopped before the interpreter exits.
+# A daemon thread that is inside JAX when Python finalizes is ended from
+# within C++ frames, which aborts the process; a script that leaves a watch
+# open (or ends with an exception inside one) must still exit cleanly.
+_running: dict[threading.Thread, threading.Event] = {}
+
+
+def _stop_at_exit(stop: threading.Event, thread: threading.Thread) -> None:
+    """Has ``thread`` stopped (``stop`` set, then joined) when the interpreter exits, if it still runs."""
+    _running[thread] = stop
+
+
+@atexit.register
+def _stop_running() -> None:
+    for thread, stop in list(_running.items()):
+        stop.set()
+        thread.join()
+    _running.clear()
+
 
 # How often the displayed output is sent again while the loop runs, so that a
 # notebook saved mid-run keeps a recent picture (its text/html). JupyterLab
@@ -154,6 +181,7 @@ class Watch:
             self._backend.install()
         if self.publish_from == "thread":
             self._publisher = threading.Thread(target=self._publish, name="jaxcapture-watch", daemon=True)
+            _stop_at_exit(self._stop, self._publisher)
             self._publisher.start()
         else:
             self.stream.after_call.append(self._publish_from_loop)
@@ -255,6 +283,7 @@ class Watch:
         finally:
             if self._publisher is not None:
                 self._publisher.join()
+                _running.pop(self._publisher, None)
             else:
                 self.stream.after_call.remove(self._publish_from_loop)
             self.stream.settle()

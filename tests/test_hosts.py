@@ -124,6 +124,55 @@ def test_watch_in_a_plain_python_process_prints_nothing(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
+def test_a_script_that_ends_with_a_watch_open_exits_cleanly(tmp_path):
+    """The publishing thread is stopped before Python finalizes: ended inside JAX, it would abort the process."""
+    script = textwrap.dedent(
+        """
+        import threading
+
+        import jax.numpy as jnp
+        from flax import nnx
+
+        from jaxcapture_nb import watch
+        from jaxcapture_nb._stream import Stream
+
+        busy = threading.Event()
+        settle = Stream.settle
+
+        def settle_in_and_out_of_jax(self, wait=True):
+            # The publishing thread keeps going in and out of JAX, which lets
+            # go of Python's lock while the device computes, as the script ends.
+            if threading.current_thread().name == "jaxcapture-watch":
+                busy.set()
+                x = jnp.ones((200, 200))
+                for _ in range(5000):
+                    x = jnp.tanh(x @ x / 200).block_until_ready()
+            settle(self, wait)
+
+        Stream.settle = settle_in_and_out_of_jax
+
+        class Net(nnx.Module):
+            def __init__(self, rngs):
+                self.linear = nnx.Linear(4, 8, rngs=rngs)
+            def __call__(self, x):
+                h = nnx.relu(self.linear(x))
+                self.sow(nnx.Intermediate, "h", h)
+                return h
+
+        model = Net(nnx.Rngs(0))
+        step = nnx.jit(lambda model, x: model(x).sum())
+        w = watch(model, display=False, publish="thread").__enter__()
+        step(model, jnp.ones((2, 4)))
+        busy.wait()
+        """
+    )
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
 def test_values_this_process_holds_are_read_as_they_are():
     x = jnp.arange(6.0).reshape(2, 3)
     assert readable(x) and readable(np.ones(2)) and readable(3)

@@ -192,7 +192,34 @@ def test_readers_of_grid_members_each_learn_of_the_rewritten_latest_row():
     assert grid.first_rewritten(reader, 0) == 4 and grid.first_rewritten(reader, 1) == grid.size - 1
 
 
-def test_the_summary_program_of_a_new_table_size_compiles_while_the_step_does():
+def test_a_capture_compiles_summaries_beside_the_step_and_a_watch_once_the_step_has_run(monkeypatch):
+    """A capture summarizes as the call returns; a watch when it settles, so its step's first call shares the machine with nothing."""
+    from jaxcapture_nb import _step_table
+    from jaxcapture_nb._tracing import tracing
+
+    started = []
+
+    def noting(sizes, dtype, bins):
+        started.append(tracing())
+        _step_table.compile_ahead(sizes, dtype, bins)
+
+    monkeypatch.setattr("jaxcapture_nb._backends.nnx.compile_ahead", noting)
+    monkeypatch.setattr("jaxcapture_nb._stream.compile_ahead", noting)
+    step = nnx.jit(lambda m, x: m(x))
+    x = jnp.ones((2, 4))
+    model = Stack([4, 8, 8], nnx.Rngs(0))
+    with capture(model, keep="summary"):
+        step(model, x)
+    assert started == [True]  # while the step was traced
+    started.clear()
+    with watch(model, display=False) as w:
+        step(model, x)
+        step(model, x)
+    assert started == [False]  # as the first table arrived, once
+    assert all(s.size == 2 for s in w.stream.series.values())
+
+
+def test_the_summary_program_of_a_new_table_size_compiles_in_the_background():
     from jaxcapture_nb import _step_table
 
     model = Stack([5, 3000, 3000], nnx.Rngs(0))  # a table size no other test makes

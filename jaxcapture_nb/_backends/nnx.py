@@ -258,7 +258,9 @@ class NnxCapture:
                 # flags the sites that held a NaN or an Inf.
                 flags = None if self.recorder.holds_values else nonfinite_rows(table)
                 tables.append(StepTable(table, tuple(sites), stepped, flags))
-                compile_ahead(sizes_of(tables[-1].sites), table.dtype, bins)
+                if self.recorder.holds_values:
+                    # Summarized as the call returns: compile beside the step.
+                    compile_ahead(sizes_of(tables[-1].sites), table.dtype, bins)
                 in_tables.update(members)
             rest = [d for i, d in enumerate(group) if i not in in_tables]
             if not rest:
