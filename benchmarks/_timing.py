@@ -4,6 +4,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
@@ -40,6 +41,17 @@ def samples(
             jax.block_until_ready(fn())
             times[name].append(time.perf_counter() - start)
     return times
+
+
+def samples_inside(
+    variants: dict[str, Callable[[], object]], blocks: dict[str, Any], rounds: int = 15
+) -> dict[str, list[float]]:
+    """:func:`samples` of ``variants`` inside the entered context managers ``blocks``, which exit however it ends."""
+    try:
+        return samples(variants, rounds=rounds)
+    finally:
+        for block in blocks.values():
+            block.__exit__(None, None, None)
 
 
 def compare(variants: dict[str, Callable[[], object]], rounds: int = 15, warmup: int = 2) -> dict[str, float]:

@@ -36,7 +36,7 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _timing import paired_ratio_interval, paired_ratios, samples
+from _timing import paired_ratio_interval, paired_ratios, samples_inside
 from flax import nnx
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
@@ -251,11 +251,7 @@ def host_part(rounds: int, steps: int) -> None:
                 return out
 
             runs[name] = run
-        try:
-            times = samples(runs, rounds=rounds)
-        finally:
-            for block in blocks.values():
-                block.__exit__(None, None, None)
+        times = samples_inside(runs, blocks, rounds=rounds)
         ratios = paired_ratios(times, "sows off")
         print(f"A jitted step of {title} (8x16 each), {model_steps} steps a round, {rounds} rounds")
         for name, t in times.items():

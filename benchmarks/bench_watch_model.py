@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from _timing import paired_ratio_interval, paired_ratios, samples
+from _timing import paired_ratio_interval, paired_ratios, samples_inside
 from flax import nnx
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
@@ -112,11 +112,7 @@ def step_times(layers: int, batch: int, length: int, calls: int, rounds: int, na
             return loss
 
         runs[name] = run
-    try:
-        times = samples(runs, rounds=rounds)
-    finally:
-        for block in blocks.values():
-            block.__exit__(None, None, None)
+    times = samples_inside(runs, blocks, rounds=rounds)
     sites = {name: len(b.stream.series) for name, b in blocks.items() if hasattr(b, "stream")}
     sites |= {name: len(b.records) for name, b in blocks.items() if hasattr(b, "records")}
     return times, {name: len(t) for name, t in traces.items()}, sites

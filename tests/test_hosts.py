@@ -90,23 +90,42 @@ def test_watch_displays_its_view_by_the_auto_rule(shown, monkeypatch, front_end,
     assert shown == ([("display", w.view), ("update", w.view)] if expected else [])
 
 
+# A model for the scripts below, which each run in a plain Python process.
+NET = """
+import jax.numpy as jnp
+from flax import nnx
+
+class Net(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(4, 8, rngs=rngs)
+    def __call__(self, x):
+        h = nnx.relu(self.linear(x))
+        self.sow(nnx.Intermediate, "h", h)
+        return h
+
+model = Net(nnx.Rngs(0))
+step = nnx.jit(lambda model, x: model(x).sum())
+"""
+
+
+def run_plain_python(script: str, cwd) -> tuple[int, str, str]:
+    """The exit status, standard output and standard error of ``NET`` and then ``script`` in a new process."""
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run(
+        [sys.executable, "-c", NET + textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env=env,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
 def test_watch_in_a_plain_python_process_prints_nothing(tmp_path):
-    script = textwrap.dedent(
-        """
-        import jax.numpy as jnp
-        from flax import nnx
+    script = """
         from jaxcapture_nb import summarize, watch
 
-        class Net(nnx.Module):
-            def __init__(self, rngs):
-                self.linear = nnx.Linear(4, 8, rngs=rngs)
-            def __call__(self, x):
-                h = nnx.relu(self.linear(x))
-                self.sow(nnx.Intermediate, "h", h)
-                return h
-
-        model = Net(nnx.Rngs(0))
-        step = nnx.jit(lambda model, x: model(x).sum())
         with watch(model, total=5) as w:
             for i in range(5):
                 w.log(step=i, loss=step(model, jnp.ones((2, 4))))
@@ -116,22 +135,13 @@ def test_watch_in_a_plain_python_process_prints_nothing(tmp_path):
             w.update(1, {"x": jnp.arange(4.0)})
         assert w.stream.series[("update", "x")].size == 2
         """
-    )
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert run_plain_python(script, tmp_path) == (0, "", "")
 
 
 def test_a_script_that_ends_with_a_watch_open_exits_cleanly(tmp_path):
     """The publishing thread is stopped before Python finalizes: ended inside JAX, it would abort the process."""
-    script = textwrap.dedent(
-        """
+    script = """
         import threading
-
-        import jax.numpy as jnp
-        from flax import nnx
 
         from jaxcapture_nb import watch
         from jaxcapture_nb._stream import Stream
@@ -150,27 +160,11 @@ def test_a_script_that_ends_with_a_watch_open_exits_cleanly(tmp_path):
             settle(self, wait)
 
         Stream.settle = settle_in_and_out_of_jax
-
-        class Net(nnx.Module):
-            def __init__(self, rngs):
-                self.linear = nnx.Linear(4, 8, rngs=rngs)
-            def __call__(self, x):
-                h = nnx.relu(self.linear(x))
-                self.sow(nnx.Intermediate, "h", h)
-                return h
-
-        model = Net(nnx.Rngs(0))
-        step = nnx.jit(lambda model, x: model(x).sum())
         w = watch(model, display=False, publish="thread").__enter__()
         step(model, jnp.ones((2, 4)))
         busy.wait()
         """
-    )
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert run_plain_python(script, tmp_path) == (0, "", "")
 
 
 def test_values_this_process_holds_are_read_as_they_are():
