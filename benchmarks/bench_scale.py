@@ -9,8 +9,9 @@ Four parts, each printing ratios measured side by side in one run:
   against the same first call with nothing watching. Target: at most 1.5x.
   Also printed: compile seconds each site adds.
 - ``fresh``: the first call of the same forward passes under ``watch()``
-  in a new process, where the summary program compiles too, against the
-  plain first call in a new process.
+  in a new process, against the plain first call in a new process; the
+  summary program, compiled once per process and table size, starts
+  compiling in the background as that call returns.
 - ``host``: a tiny jitted step sowing 50 small values, under
   ``watch(every=1)`` and ``watch(every=10)``, against the step with its sows
   switched off. Targets: at most 2 us (every=1) and 0.5 us (every=10) of
@@ -118,7 +119,7 @@ MODELS = {
 
 
 def fresh_process_first_call(model: str, variant: str) -> float:
-    """Seconds of the first watched call in a new process: its summary program compiles too."""
+    """Seconds of the first call of ``variant`` in a new process, where nothing was compiled before."""
     script = (
         "import sys; sys.path[:0] = [{bench!r}, {tests!r}]\n"
         "import bench_scale as b\n"
