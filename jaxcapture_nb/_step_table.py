@@ -111,8 +111,8 @@ jax.tree_util.register_pytree_node(_InTable, lambda s: ((), None), lambda _, __:
 # compiles without holding Python's lock). A capture summarizes a table as
 # its call returns, and starts the compile as the step is traced, beside
 # the step's own. A watch summarizes when its stream settles, in the
-# background, and starts it as the first table arrives: the step's first
-# call then shares the machine with nothing.
+# background, and starts it as the first table arrives: the step compiles
+# alone.
 _compiles: dict[tuple[Any, ...], threading.Thread] = {}
 _compiles_lock = threading.Lock()
 

@@ -193,7 +193,7 @@ def test_readers_of_grid_members_each_learn_of_the_rewritten_latest_row():
 
 
 def test_a_capture_compiles_summaries_beside_the_step_and_a_watch_once_the_step_has_run(monkeypatch):
-    """A capture summarizes as the call returns; a watch when it settles, so its step's first call shares the machine with nothing."""
+    """A capture summarizes as the call returns; a watch when it settles, so its step compiles alone."""
     from jaxcapture_nb import _step_table
     from jaxcapture_nb._tracing import tracing
 
