@@ -252,6 +252,7 @@ class _TableSites:
         self.sites, self.series, self.keys, self.block = sites, series, keys, block
         self.sizes = np.array(sizes_of(sites), np.float64)
         self.layout = device_layout(sizes_of(sites))
+        self.stats_type = stats_dtype(sites[0].dtype)  # the float type of their summaries
         self.last_call = -1  # the latest step a table arrived with
         self.applied = -1  # the latest step its sites' step counts know of
         # Tables whose summaries wait for settle (see Stream.add_table): how
@@ -272,7 +273,6 @@ class _TableRows:
     """
 
     sites: _TableSites
-    stats_type: np.dtype
     # Per site, the steps its eager values moved it on by (see ``_ingest``); None when none did.
     shifts: list[int] | None
     packed: Any = None  # on the device until settled
@@ -602,10 +602,9 @@ class Stream:
                 row = _Row(packed, site.shape, site.dtype, k)
                 self._ingest(site.path, site.var_type, site.name, site.index, row, order=site.order)
             return
-        stats_type = stats_dtype(table.sites[0].dtype)
         with self.lock:
             shifts = [self._shift.get(key, 0) for key in sites.keys] if self._shift else None
-            self._arrived.append((sites, step, 0, _TableRows(sites, stats_type, shifts, packed=packed)))
+            self._arrived.append((sites, step, 0, _TableRows(sites, shifts, packed=packed)))
 
     def _waits(self, sites: _TableSites, table: StepTable) -> bool:
         """Whether a recorded table waits for settle to decide if its summaries are made (see :class:`_TableRows`)."""
@@ -620,7 +619,7 @@ class Stream:
 
     def _wait(self, sites: _TableSites, step: int, table: StepTable) -> None:
         """Queues a table that waits, with its flags, and lets the previous one's values go if a row of it would not be kept."""
-        rows = _TableRows(sites, stats_dtype(table.sites[0].dtype), None, values=table, nonfinite=table.flags)
+        rows = _TableRows(sites, None, values=table, nonfinite=table.flags)
         with self.lock:
             block = sites.block
             rows.append = block.grid.appended + len(block.passed) + sites.waiting
@@ -972,11 +971,11 @@ class Stream:
         plain = [(rows, packed) for rows, packed, w in zip(tables, fetched, wanted, strict=True) if w]
         if not plain:
             return [None] * len(tables)
-        words = [_stats_words(rows.stats_type) for rows, _ in plain]
+        words = [_stats_words(rows.sites.stats_type) for rows, _ in plain]
         summaries = Summary(
             stats=np.concatenate(
                 [
-                    p[:, :w].view(rows.stats_type).astype(np.float64)
+                    p[:, :w].view(rows.sites.stats_type).astype(np.float64)
                     for (rows, p), w in zip(plain, words, strict=True)
                 ]
             ),
@@ -994,7 +993,7 @@ class Stream:
             if fetched.any():  # most steps hold none: their rows need not be told apart
                 self._flag_sites(rows.sites, step, nonfinite_values(fetched, rows.sites.sizes))
             return
-        counts = fetched[:, _stats_words(rows.stats_type) :]
+        counts = fetched[:, _stats_words(rows.sites.stats_type) :]
         self._flag_sites(rows.sites, step, counts[:, _NONFINITE_FIELDS].sum(axis=1) > 0)
 
     def _flag_sites(self, sites: _TableSites, step: int, held: np.ndarray) -> None:

@@ -70,11 +70,6 @@ PUBLISH_MODES = ("auto", "thread", "loop")
 _running: dict[threading.Thread, threading.Event] = {}
 
 
-def _stop_at_exit(stop: threading.Event, thread: threading.Thread) -> None:
-    """Has ``thread`` stopped (``stop`` set, then joined) when the interpreter exits, if it still runs."""
-    _running[thread] = stop
-
-
 @atexit.register
 def _stop_running() -> None:
     for thread, stop in list(_running.items()):
@@ -181,7 +176,7 @@ class Watch:
             self._backend.install()
         if self.publish_from == "thread":
             self._publisher = threading.Thread(target=self._publish, name="jaxcapture-watch", daemon=True)
-            _stop_at_exit(self._stop, self._publisher)
+            _running[self._publisher] = self._stop
             self._publisher.start()
         else:
             self.stream.after_call.append(self._publish_from_loop)

@@ -254,13 +254,15 @@ class NnxCapture:
                     owner.settle_pending(index, name, IN_TABLE)
                 _, first, name, index, _, _ = group[members[0]]
                 stepped = first.layouts[name][index][2] if name in first.layouts else False
-                # A recorder that may never summarize a step's table still
-                # flags the sites that held a NaN or an Inf.
-                flags = None if self.recorder.holds_values else nonfinite_rows(table)
-                tables.append(StepTable(table, tuple(sites), stepped, flags))
                 if self.recorder.holds_values:
                     # Summarized as the call returns: compile beside the step.
+                    tables.append(StepTable(table, tuple(sites), stepped))
                     compile_ahead(sizes_of(tables[-1].sites), table.dtype, bins)
+                else:
+                    # A stream may never summarize a step's table (see
+                    # Stream.add_table), and still flags the sites that held
+                    # a NaN or an Inf.
+                    tables.append(StepTable(table, tuple(sites), stepped, nonfinite_rows(table)))
                 in_tables.update(members)
             rest = [d for i, d in enumerate(group) if i not in in_tables]
             if not rest:
