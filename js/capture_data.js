@@ -16,7 +16,12 @@ const shapeText = (s) => (s.shape ? `(${s.shape.join(",")})` : "");
 /** A count with thousands separators. @param {number} n */
 const countText = (n) => Math.round(n).toLocaleString("en-US");
 
-/** The sites and their numbers, read from the model's traits at one moment. */
+/**
+ * The sites and their numbers, read from the model's traits at one moment:
+ * each site's statistics and histogram as its summary has them (`stat`,
+ * `hist`), and, for a site whose values hold a fill, the row the table shows
+ * in their place, without the fill (`rowStat`, `rowHist`, `fills`).
+ */
 class CaptureData {
   /** @param {any} model */
   constructor(model) {
@@ -26,12 +31,35 @@ class CaptureData {
     this.stats = new Float64Array(bytesOf(model.get("_stats")));
     this.hists = new Int32Array(bytesOf(model.get("_hists")));
     this.bins = model.get("_bins") || 1;
+    this.fillStats = new Float64Array(bytesOf(model.get("_fill_stats")));
+    this.fillHists = new Int32Array(bytesOf(model.get("_fill_hists")));
+    /** Site -> [its row in fillStats and fillHists, its fills]. @type {Map<number, [number, Fill[]]>} */
+    this.fillRows = new Map((model.get("_fill_sites") || []).map((/** @type {any} */ f, /** @type {number} */ k) => [f.site, [k, f.fills]]));
   }
 
   /** Site i's statistic `name`; NaN when the statistics buffer has no such column. @param {number} i @param {string} name */
   stat(i, name) {
     const column = this.statColumns.indexOf(name);
     return column < 0 ? NaN : this.stats[i * this.statColumns.length + column];
+  }
+
+  /** The fills site i's row leaves out; empty for most sites. @param {number} i @returns {Fill[]} */
+  fills(i) {
+    return this.fillRows.get(i)?.[1] || [];
+  }
+
+  /** Site i's statistic `name` as its row shows it: without the fill where it has one. @param {number} i @param {string} name */
+  rowStat(i, name) {
+    const row = this.fillRows.get(i);
+    const column = this.statColumns.indexOf(name);
+    if (!row || column < 0) return this.stat(i, name);
+    return this.fillStats[row[0] * this.statColumns.length + column];
+  }
+
+  /** Site i's histogram as its row's sparkline draws it: without the fill where it has one. @param {number} i */
+  rowHist(i) {
+    const row = this.fillRows.get(i);
+    return row ? this.fillHists.subarray(row[0] * this.bins, (row[0] + 1) * this.bins) : this.hist(i);
   }
 
   /** How many of site i's values are NaN or infinite. @param {number} i */
@@ -77,7 +105,7 @@ class CaptureData {
     if (key === "call") return s.call;
     if (key === "shape") return s.shape ? s.shape.reduce((a, b) => a * b, 1) : -1;
     if (key === "nonfinite") return s.has_stats ? this.nonfinite(i) : -1;
-    const v = this.stat(i, key);
+    const v = this.rowStat(i, key);
     return Number.isNaN(v) ? -Infinity : v;
   }
 
@@ -112,8 +140,9 @@ const MARK_COLOURS = {
 const markAt = (marks, k) => (marks.length ? (marks[k >> 2] >> ((k & 3) * 2)) & 3 : MARK.none);
 
 /**
- * A fill value the kernel found: the values near one limit of the float type
- * that fill a share of the array (masked attention logits).
+ * A fill value the kernel found (masked attention logits): one value at an
+ * end of the array, far from the others, or the values near one limit of the
+ * float type, that fill a share of the array.
  * @typedef {{side: string, limit: number, value: number, count: number, exact: boolean}} Fill
  */
 

@@ -33,34 +33,54 @@ function rangedFor(range, data, i) {
 }
 
 /**
- * The statistics the table shows of site i, saying when they leave values
- * out; with `range` (the kernel's answer for i, when the view asks for the
- * statistics without the fill), min, max, mean and std of the values other
- * than the fill.
- * @param {HTMLElement} statsLine @param {CaptureData} data @param {number} i @param {SiteRange | null} [range]
+ * The statistics of site i's values other than its fill, by key: its row's
+ * (the table shows them), or, for a site whose row keeps the fill (a value
+ * split across processes), the kernel's range answer for it; null when
+ * neither leaves a fill out.
+ * @param {CaptureData} data @param {number} i @param {SiteRange | null} range
+ * @returns {{value: (key: string) => number, count: number, fills: Fill[]} | null}
  */
-function drawStatsLine(statsLine, data, i, range = null) {
+function withoutFill(data, i, range) {
+  const fills = data.fills(i);
+  if (fills.length) return { value: (key) => data.rowStat(i, key), count: data.rowStat(i, "count"), fills };
+  const rest = range && range.site === i && range.fills.length ? range.rest : null;
+  if (!rest || !rest.count) return null;
+  return { value: (key) => rest[key] ?? NaN, count: rest.count, fills: range.fills };
+}
+
+/**
+ * The statistics the table shows of site i, saying when they leave values
+ * out. With `leaveFillOut` (the details' "stats without fill"), a site with
+ * a fill shows the statistics of its other values, as its row does;
+ * without, those of every finite value, the fill named among them.
+ * @param {HTMLElement} statsLine @param {CaptureData} data @param {number} i
+ * @param {SiteRange | null} [range] the kernel's range answer @param {boolean} [leaveFillOut]
+ */
+function drawStatsLine(statsLine, data, i, range = null, leaveFillOut = true) {
   statsLine.replaceChildren();
   delete statsLine.dataset.finiteOnly;
   delete statsLine.dataset.withoutFill;
   if (!data.sites[i].has_stats || data.stat(i, "count") === 0) return; // the histogram's place says why
   const { schema } = data;
-  const rest = range && range.site === i && range.fills.length ? range.rest : null;
-  if (rest && rest.count) {
-    const parts = ["min", "max", "mean", "std"].map((k) => `${schema.label(k)} ${schema.text(k, rest[k] ?? NaN)}`);
+  const rest = withoutFill(data, i, range);
+  const nonfinite = data.nonfiniteKinds(i).map((k) => `${countText(k.count)} ${k.label}`);
+  if (rest && leaveFillOut) {
+    const parts = schema.columns().map((s) => `${s.label} ${schema.text(s.key, rest.value(s.key))}`);
     statsLine.append(h("span", "", parts.join(" \u00b7 ")));
     statsLine.dataset.withoutFill = "true";
-    const left = [...range.fills.map(fillText), ...data.nonfiniteKinds(i).map((k) => `${countText(k.count)} ${k.label}`)];
-    statsLine.append(h("span", "jcnb-finite-only", ` \u2014 over the ${countText(rest.count)} values of ${countText(data.total(i))} without the fill (${left.join(", ")} left out)`));
+    const left = [...rest.fills.map(fillText), ...nonfinite].join(", ");
+    statsLine.append(h("span", "jcnb-finite-only", ` \u2014 over the ${countText(rest.count)} values of ${countText(data.total(i))} without the fill (${left} left out)`));
     return;
   }
   const parts = schema.columns().map((s) => `${s.label} ${schema.text(s.key, data.stat(i, s.key))}`);
   statsLine.append(h("span", "", parts.join(" \u00b7 ")));
   const bad = data.nonfinite(i);
-  if (!bad) return;
+  if (!bad && !rest) return;
   statsLine.dataset.finiteOnly = "true";
-  const missing = data.nonfiniteKinds(i).map((k) => `${countText(k.count)} ${k.label}`).join(", ");
-  statsLine.append(h("span", "jcnb-finite-only", ` \u2014 over the ${countText(data.stat(i, "count"))} finite values of ${countText(data.total(i))} (${missing} left out)`));
+  const over = `over the ${countText(data.stat(i, "count"))} finite values of ${countText(data.total(i))}`;
+  const missing = bad ? ` (${nonfinite.join(", ")} left out)` : "";
+  const fills = rest ? `, the ${rest.fills.map(fillText).join(", ")} among them` : "";
+  statsLine.append(h("span", "jcnb-finite-only", ` \u2014 ${over}${missing}${fills}`));
 }
 
 /** The histogram's width in CSS pixels: what the details area has room for. @param {HTMLElement} detail */

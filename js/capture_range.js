@@ -1,7 +1,8 @@
 // CaptureView's value range controls, over the selected site's histogram
 // and heatmap: the range they span (the values' own, without a fill value
 // the kernel found, or robust percentiles), whether the statistics line
-// leaves the fill out, and what the kernel says of the range.
+// leaves the fill out (it starts doing so, as the table's row does), and
+// what the kernel says of the range.
 
 /** What each range choice spans, for its title. */
 const MODE_TITLES = {
@@ -21,7 +22,9 @@ function rangeLayout() {
   const restBox = /** @type {HTMLInputElement} */ (h("input"));
   restBox.type = "checkbox";
   restLabel.append(restBox, document.createTextNode(" stats without fill"));
-  restLabel.title = "the statistics line gives min, max, mean and std of the values other than the fill";
+  // As the table's row: its statistics leave the fill out too.
+  restBox.checked = true;
+  restLabel.title = "the statistics line gives the statistics of the values other than the fill, as the table does; unchecked, of every finite value";
   const rangeNote = h("span", "jcnb-range-note");
   bar.append(modeLabel, fillNote, restLabel, rangeNote);
   bar.hidden = true;
@@ -63,7 +66,7 @@ function drawRangeBar(controls, data, selected, range) {
   modeSelect.title = range.modes.length < 2 ? range.note || "this site offers only its full range" : MODE_TITLES[range.mode] || "";
   const fills = range.fills.map(fillText).join("; ");
   fillNote.textContent = !fills ? "" : range.mode === "full" ? `${fills} (drawn with the rest)` : `${fills} excluded`;
-  fillNote.title = fills ? "values near the float type's limit that fill a share of the array, as masks of attention logits do" : "";
+  fillNote.title = fills ? "a value filling a share of the array far from the rest (or near the float type's limit), as masks of attention logits do" : "";
   restLabel.hidden = !(range.rest && range.rest.count);
   rangeNote.textContent = range.note;
   bar.dataset.mode = range.mode;

@@ -1,6 +1,8 @@
 // CaptureView's table: a virtualized, sortable list of the captured sites,
 // one row each with its statistics and a sparkline histogram. Only the rows
-// in view are built.
+// in view are built. A site whose values hold a fill (masked attention
+// logits) shows its statistics and sparkline without it, and its "fill
+// excluded" cell names the fill; that column is there only when a site has one.
 
 const ROW_HEIGHT = 24;
 const VISIBLE_ROWS = 14;
@@ -39,18 +41,23 @@ const LEAD_COLUMNS = [
 ];
 /** @type {Column} */
 const HIST_COLUMN = { key: "hist", label: "histogram", sortable: false };
+/** @type {Column} */
+const FILL_COLUMN = { key: "fill", label: "fill excluded", right: true, sortable: false };
+const FILL_TITLE = "a value filling a share of the array far from the rest (masked attention logits), which the row's statistics and histogram leave out";
 
 /**
  * The table's columns: the site's own, one per statistic the schema gives a
- * column, its NaN/Inf counts, and the sparkline.
- * @param {ReturnType<typeof schemaOf>} schema @returns {Column[]}
+ * column, its NaN/Inf counts, the fill left out when some site has one,
+ * and the sparkline.
+ * @param {CaptureData} data @returns {Column[]}
  */
-function tableColumns(schema) {
+function tableColumns(data) {
+  const { schema } = data;
   /** @type {Column[]} */
   const stats = schema.columns().map((s) => ({ key: s.key, label: s.label, format: s.format, numeric: true, right: true, sortable: true }));
   /** @type {Column} */
   const nonfinite = { key: "nonfinite", label: schema.nonfiniteLabel, numeric: true, right: true, sortable: true };
-  return [...LEAD_COLUMNS, ...stats, nonfinite, HIST_COLUMN];
+  return [...LEAD_COLUMNS, ...stats, nonfinite, ...(data.fillRows.size ? [FILL_COLUMN] : []), HIST_COLUMN];
 }
 
 /**
@@ -78,6 +85,12 @@ function compactNumber(x) {
 /** A statistic's value as a cell writes it: numbers compact, shares and counts as the schema writes them. @param {string} format @param {number} x */
 const statCellText = (format, x) => (format === "number" ? compactNumber(x) : statText(format, x));
 
+/** A fill as its row's cell names it: "−1e9 × 4,416", "≤ −2.13e37 × 12" when not one value. @param {Fill} fill */
+function fillCellText(fill) {
+  const value = compactNumber(fill.exact ? fill.value : fill.limit).replace(/^-/, "\u2212");
+  return `${fill.exact ? "" : fill.side === "low" ? "\u2264 " : "\u2265 "}${value} \u00d7 ${countText(fill.count)}`;
+}
+
 /**
  * The text of site i's cell in `column` (its note takes the place of the
  * statistics' cells when it has none; the sparkline has no text).
@@ -96,7 +109,8 @@ function cellText(data, i, column) {
     const [nan, ...infinite] = data.schema.nonfinite.map((k) => data.stat(i, k.key));
     return `${nan}/${infinite.reduce((a, b) => a + b, 0)}`;
   }
-  return column.format ? statCellText(column.format, data.stat(i, column.key)) : "";
+  if (column.key === "fill") return data.fills(i).map(fillCellText).join("; ");
+  return column.format ? statCellText(column.format, data.rowStat(i, column.key)) : "";
 }
 
 // East Asian wide and full-width letters take two character cells of a
@@ -223,11 +237,11 @@ function rowOrder(data, matches, sortKey, sortDir) {
   return order;
 }
 
-/** A sparkline of site i's histogram. @param {CaptureData} data @param {number} i @param {string} colour */
+/** A sparkline of site i's histogram, without its fill where it has one. @param {CaptureData} data @param {number} i @param {string} colour */
 function sparkline(data, i, colour) {
   const canvas = /** @type {HTMLCanvasElement} */ (h("canvas", "jcnb-spark"));
   const ctx = sized(canvas, SPARK.width, SPARK.height); // narrower columns scale it down (CSS max-width)
-  const row = data.hist(i);
+  const row = data.rowHist(i);
   const top = Math.max(1, ...row);
   const box = { x: 0, y: 0, w: SPARK.width, h: SPARK.height };
   drawBars(ctx, box, row, (c) => SPARK.height - (SPARK.height * c) / top, colour);
@@ -278,20 +292,26 @@ function rowCells(data, i, columns, samePath, colour) {
     return [...cells, note];
   }
   const bad = data.nonfinite(i);
-  // Numbers (mean, min, ...) are over the finite values; counts and shares over all.
+  const fills = data.fills(i).map(fillText).join(", ");
+  // Numbers (mean, min, ...) are over the finite values, but a fill; counts and shares over all.
   const finiteOnly = bad ? `\nover the ${countText(stat("count"))} finite values of ${countText(data.total(i))}` : "";
   for (const column of columns.filter((c) => c.format)) {
-    // The cell is rounded to fit; its title holds the value to full precision.
-    const title = `${column.label} ${String(stat(column.key))}${column.format === "number" ? finiteOnly : ""}`;
+    // The cell is rounded to fit; its title holds the value to full precision,
+    // and, without a fill, the value with it.
+    const value = data.rowStat(i, column.key);
+    const withFill = `\nwithout the ${fills}; with it: ${String(stat(column.key))}`;
+    const title = `${column.label} ${String(value)}${fills ? withFill : column.format === "number" ? finiteOnly : ""}`;
     cells.push(cell(text(column), "jcnb-num", title));
   }
   const counts = schema.nonfinite.map((k) => `${countText(stat(k.key))} ${k.label}`).join(", ");
   const nonfinite = /** @type {Column} */ (columns.find((c) => c.key === "nonfinite"));
   const badCell = cell(text(nonfinite), "jcnb-num", bad ? counts : `no ${schema.nonfiniteLabel}`);
   if (bad) badCell.classList.add("jcnb-nonfinite");
-  const holder = cell("", "", "histogram of the finite values");
+  const fillColumn = columns.find((c) => c.key === "fill");
+  const fillCells = fillColumn ? [cell(text(fillColumn), "jcnb-num jcnb-fill-cell", fills ? `${fills} excluded from the row's statistics and histogram` : "no fill")] : [];
+  const holder = cell("", "", fills ? `histogram of the finite values without the ${fills}` : "histogram of the finite values");
   holder.append(sparkline(data, i, colour));
-  return [...cells, badCell, holder];
+  return [...cells, badCell, ...fillCells, holder];
 }
 
 /**
@@ -316,6 +336,8 @@ function drawRows(table, data, view, colour) {
     row.setAttribute("aria-selected", String(i === view.selected));
     row.classList.toggle("jcnb-selected", i === view.selected);
     row.classList.toggle("jcnb-cursor", i === view.cursor);
+    const fills = data.fills(i);
+    if (fills.length) row.dataset.fill = fills.map((f) => `${f.value}:${f.count}`).join(" ");
     const samePath = k > 0 && !view.sortKey && data.sites[order[k - 1]].path === data.sites[i].path;
     row.append(...rowCells(data, i, view.columns, samePath, colour));
     sheet.appendChild(row);
@@ -344,7 +366,7 @@ function drawHead(table, columns, sortKey, sortDir) {
     node.dataset.key = col.key;
     node.setAttribute("role", "columnheader");
     if (!col.sortable) {
-      node.title = "histogram of the finite values";
+      node.title = col.key === "fill" ? FILL_TITLE : "histogram of the finite values";
     } else {
       node.classList.add("jcnb-sortable");
       const sorted = sortKey === col.key;

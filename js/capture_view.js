@@ -96,7 +96,7 @@ function render({ model, el }) {
     if (state.selected < 0) return;
     const range = rangeOf(model);
     drawRangeBar(rangeControls, state.data, state.selected, range);
-    drawStatsLine(ui.statsLine, state.data, state.selected, rangeControls.restBox.checked ? range : null);
+    drawStatsLine(ui.statsLine, state.data, state.selected, range, rangeControls.restBox.checked);
     drawSelectedHistogram();
   };
 
@@ -166,7 +166,7 @@ function render({ model, el }) {
   function load() {
     const data = new CaptureData(model);
     state.data = data;
-    state.columns = tableColumns(data.schema);
+    state.columns = tableColumns(data);
     // The data colours (series, band, median) are the schema's: themeOf reads them here.
     applyColours(root, data.schema);
     const { flag } = ui;

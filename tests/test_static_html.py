@@ -123,3 +123,42 @@ def test_nonfinite_counts_are_bold_and_only_mixed_types_get_a_type_column():
     first, second = cap.show()._repr_mimebundle_()[0]["text/html"], page
     assert first.split("</style>")[0] == second.split("</style>")[0]
     assert '<table class="jcnb-static">' in first and '<table class="jcnb-static jcnb-typed">' in second
+
+
+def test_a_masked_row_of_the_saved_table_leaves_the_fill_out_and_says_so():
+    class Logits(nnx.Module):
+        def __call__(self, scores):
+            causal = jax.numpy.tril(jax.numpy.ones(scores.shape[-2:], bool))
+            self.sow(nnx.Intermediate, "logits", jax.numpy.where(causal, scores, -1e9))
+            self.sow(nnx.Intermediate, "relu", nnx.relu(scores))
+            return scores
+
+    scores = jax.random.normal(jax.random.key(0), (2, 4, 16, 16))
+    model = Logits()
+    with capture(model) as cap:
+        model(scores)
+    view = cap.show()
+    page = view._repr_mimebundle_()[0]["text/html"]
+    tags = Tags()
+    tags.feed(page)
+    tags.close()
+    assert tags.open == []
+    head = "<th>zeros%</th><th>nan/inf</th><th>fill excluded</th><th>histogram</th>"
+    assert head in page
+    logits_row, relu_row = page.split("<tbody>")[1].split("</tr>")[:2]
+    kept = np.asarray(scores)[np.broadcast_to(np.tril(np.ones((16, 16), bool)), scores.shape)]
+    cells = [f"{kept.mean():.4g}", f"{kept.std():.4g}", f"{kept.min():.4g}", f"{kept.max():.4g}", "0.0", "-"]
+    masked = 2 * 4 * 120
+    assert "".join(f"<td>{c}</td>" for c in cells) + f"<td>-1.000e+09 × {masked:,}</td>" in logits_row
+    rest_hist = np.frombuffer(view._fill_hists, np.int32)
+    assert f'<path d="{sparkline_path(bar_heights(rest_hist))}"/>' in logits_row
+    assert "<td>-</td><td></td><td><svg" in relu_row  # no fill: an empty cell
+    # A table without fills has no such column.
+    assert "fill excluded" not in capture_relu_only_page()
+
+
+def capture_relu_only_page():
+    model = nnx.Module()
+    with capture(model) as cap:
+        model.sow(nnx.Intermediate, "relu", nnx.relu(jax.random.normal(jax.random.key(0), (8, 8))))
+    return cap.show()._repr_mimebundle_()[0]["text/html"]

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from jaxcapture_nb import capture
+from jaxcapture_nb import capture, summarize
 from jaxcapture_nb._widgets import payload, value_range
-from jaxcapture_nb._widgets.value_range import Fill, compute_range, find_fills, near_limit
+from jaxcapture_nb._widgets.fills import FAR, Fill, find_fills, may_hold_fill, near_limit
+from jaxcapture_nb._widgets.value_range import compute_range
 
 BINS = 64
 
@@ -56,6 +57,152 @@ def test_the_mask_of_flax_attention_logits_is_found_and_left_out(monkeypatch, dt
     np.testing.assert_allclose([robust.lo, robust.hi], np.percentile(scores, [0.5, 99.5]), rtol=1e-5)
     assert robust.under > 0 and robust.over > 0
     assert robust.hist.sum() + robust.under + robust.over == scores.size
+
+
+def causal_scores(shape=(2, 4, 32, 32), dtype=jnp.float32, key=0):
+    """Attention scores q.k / sqrt(d) of random queries and keys, and the causal mask (True where attended)."""
+    q, k = jax.random.normal(jax.random.key(key), (2, *shape[:-1], 16))
+    scores = (jnp.einsum("bhqd,bhkd->bhqk", q, k[..., : shape[-1], :]) / 4).astype(dtype)
+    return scores, np.broadcast_to(np.tril(np.ones(shape[-2:], bool)), shape)
+
+
+MASK_VALUES = {
+    "-1e9": -1e9,  # GPT-OSS and many tutorials
+    "-9e15": -9e15,  # graph attention networks (pyGAT)
+    "float32 min literal": -3.4028235e38,
+    "finfo(float32).min": jnp.finfo(jnp.float32).min,  # Flax
+    "0.7 finfo(float32).min": jnp.finfo(jnp.float32).min * 0.7,
+}
+
+
+@pytest.mark.parametrize("mask_value", MASK_VALUES.values(), ids=MASK_VALUES.keys())
+def test_causal_masks_of_published_models_are_fills_whatever_their_size(mask_value):
+    scores, attended = causal_scores()
+    logits = jnp.where(attended, scores, mask_value)
+    assert may_hold_fill(summarize(logits))  # the summary alone lets it be looked for
+    (fill,) = find_fills(logits)
+    assert (fill.side, fill.exact, fill.count) == ("low", True, (~attended).sum())
+    assert fill.value == float(np.float32(mask_value))
+    kept = np.asarray(scores)[attended]
+    ranged = compute_range(logits, (fill,), robust=False, bins=BINS)
+    assert (ranged.lo, ranged.hi) == (kept.min(), kept.max())
+    assert ranged.hist.sum() == kept.size == ranged.rest["count"]
+    np.testing.assert_allclose(ranged.rest["mean"], kept.mean(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ranged.rest["std"], kept.std(), rtol=1e-5)
+    assert ranged.rest["zero_pct"] == 0.0
+
+
+def test_bfloat16_logits_masked_with_minus_1e9_have_the_fill_as_bfloat16_rounds_it():
+    scores, attended = causal_scores(dtype=jnp.bfloat16)
+    logits = jnp.where(attended, scores, jnp.asarray(-1e9, jnp.bfloat16))
+    assert logits.dtype == jnp.bfloat16
+    (fill,) = find_fills(logits)
+    assert fill.value == float(jnp.bfloat16(-1e9)) != -1e9
+    assert (fill.side, fill.count) == ("low", (~attended).sum())
+    ranged = compute_range(logits, (fill,), robust=False, bins=BINS)
+    kept = np.asarray(scores, np.float32)[attended]
+    assert (ranged.lo, ranged.hi) == (kept.min(), kept.max())
+
+
+def test_a_fill_above_the_values_is_found_on_the_high_side():
+    # Path lengths with a large number for "no edge", as shortest-path code writes them.
+    lengths = jax.random.uniform(jax.random.key(0), (64, 64), minval=1.0, maxval=20.0)
+    edges = jax.random.bernoulli(jax.random.key(1), 0.3, (64, 64))
+    x = jnp.where(edges, lengths, 1e9)
+    (fill,) = find_fills(x)
+    assert (fill.side, fill.value, fill.limit, fill.count) == ("high", 1e9, 1e9, int((~edges).sum()))
+    ranged = compute_range(x, (fill,), robust=False, bins=BINS)
+    assert ranged.rest["count"] == int(edges.sum()) and ranged.hi < 20
+
+
+def test_fills_at_both_ends_are_both_found():
+    scores, attended = causal_scores()
+    x = jnp.where(attended, scores, -1e9).at[:, :, :, 0].set(1e9)  # the first key's column, high
+    low, high = find_fills(x)
+    assert (low.side, low.value, high.side, high.value) == ("low", -1e9, "high", 1e9)
+    ranged = compute_range(x, (low, high), robust=False, bins=BINS)
+    assert -10 < ranged.lo < ranged.hi < 10
+
+
+def test_a_mask_that_holds_most_elements_is_still_a_fill():
+    # Causal and padding masks together: 6 of 32 keys are tokens.
+    scores, attended = causal_scores()
+    attended = attended & (np.arange(32) < 6)
+    (fill,) = find_fills(jnp.where(attended, scores, -1e9))
+    assert fill.count == (~attended).sum() and fill.count / attended.size > 0.8
+
+
+def _relu_with_60_percent_zeros():
+    x = nnx.relu(jax.random.normal(jax.random.key(0), (64, 256)) - 0.2533)
+    assert 0.59 < float((x == 0).mean()) < 0.61
+    return x
+
+
+def _heavy_tailed():
+    cauchy = jax.random.cauchy(jax.random.key(0), (64, 256))
+    # A long tail and a floor holding a share: log-probabilities clipped at log(1e-30).
+    log_probabilities = jax.nn.log_softmax(jax.random.normal(jax.random.key(1), (64, 256)) * 8)
+    floored = jnp.maximum(log_probabilities, np.log(1e-30))
+    return [cauchy, jnp.exp(3 * jax.random.normal(jax.random.key(2), (64, 256))), floored]
+
+
+ORDINARY = {
+    "relu 60% zeros": lambda: [_relu_with_60_percent_zeros()],
+    "one-hot": lambda: [
+        jax.nn.one_hot(jax.random.randint(jax.random.key(0), (256,), 0, 10), 10),
+        jax.nn.one_hot(jax.random.randint(jax.random.key(0), (256,), 0, 100), 100),
+    ],
+    "mostly one constant": lambda: [
+        jnp.full((64, 64), 3.0),
+        jnp.ones((64, 64)).at[0, :40].set(jax.random.uniform(jax.random.key(0), (40,), maxval=0.9)),
+        jnp.ones((64, 64)).at[0, :40].set(1 + 1e-3 * jax.random.normal(jax.random.key(0), (40,))),
+        jnp.zeros((64, 64)).at[0, :40].set(1.0),
+        jnp.where(jnp.tril(jnp.ones((64, 64), bool)), 0.0, -1e9),  # an additive mask alone: no scores
+    ],
+    "heavy tails": _heavy_tailed,
+    "integers": lambda: [
+        jax.random.randint(jax.random.key(0), (64, 64), -(2**31), 2**31 - 1),
+        jnp.full((64, 64), jnp.iinfo(jnp.int32).min).at[0].set(5),
+        # Token ids as floats, a third of them the padding id -1.
+        jnp.where(jnp.arange(4096) % 3 == 0, -1.0, jax.random.randint(jax.random.key(1), (4096,), 0, 50_000)),
+    ],
+}
+
+
+@pytest.mark.parametrize("make", ORDINARY.values(), ids=ORDINARY.keys())
+def test_ordinary_data_has_no_fill(make):
+    for x in make():
+        assert find_fills(x) == (), x
+
+
+def test_a_single_value_must_lie_far_beyond_the_range_of_the_rest():
+    scores = jax.random.uniform(jax.random.key(0), (4096,), minval=-1.0, maxval=1.0)
+    spread = float(scores.max() - scores.min())
+    gap = FAR * spread
+    masked = jnp.arange(4096) % 2 == 0
+    assert find_fills(jnp.where(masked, float(scores.min()) - 1.01 * gap, scores))
+    assert not find_fills(jnp.where(masked, float(scores.min()) - 0.99 * gap, scores))
+    # 1% of the elements is enough, fewer is not.
+    assert find_fills(jnp.where(jnp.arange(4096) < 41, -1e9, scores))
+    assert not find_fills(jnp.where(jnp.arange(4096) < 40, -1e9, scores))
+
+
+def test_nan_and_inf_neither_make_nor_hide_a_fill():
+    scores, attended = causal_scores()
+    logits = jnp.where(attended, scores, -1e9).at[0, 0, 0, 1:4].set(jnp.array([jnp.nan, jnp.inf, -jnp.inf]))
+    (fill,) = find_fills(logits)
+    assert (fill.value, fill.count) == (-1e9, (~attended).sum() - 3)
+    assert find_fills(jnp.full((8, 8), jnp.nan)) == () and find_fills(jnp.full((8, 8), -jnp.inf)) == ()
+
+
+def test_a_stacked_summary_lets_a_fill_be_looked_for():
+    scores, attended = causal_scores()
+    logits = jnp.where(attended, scores, -1e9)
+    # Scanned layers: their summaries stack, each over its own range.
+    stacked = jax.vmap(summarize)(jnp.stack([logits, scores * 100]))
+    assert stacked.stacked_shape == (2,) and may_hold_fill(stacked)
+    assert not may_hold_fill(summarize(scores))
+    assert not may_hold_fill(summarize(_relu_with_60_percent_zeros()))
 
 
 def test_a_hand_built_mask_at_seven_tenths_of_float32s_limit_is_a_fill():
@@ -225,3 +372,56 @@ def test_values_within_the_colour_range_are_not_marked_when_its_ends_are_rounded
     lo, hi = view._heatmap_range
     assert (lo, hi) == (round(float(x.min()), 12), round(float(x.max()), 12))
     assert view._heatmap_marks == b""
+
+
+class AdditiveMasks(nnx.Module):
+    """Logits masked as GPT-OSS (-1e9) and graph attention networks (-9e15) mask them, beside ReLU outputs."""
+
+    def __call__(self, scores):
+        causal = jnp.tril(jnp.ones(scores.shape[-2:], bool))
+        self.sow(nnx.Intermediate, "gpt_logits", jnp.where(causal, scores, -1e9))
+        self.sow(nnx.Intermediate, "gat_logits", jnp.where(causal, scores, -9e15))
+        self.sow(nnx.Intermediate, "relu", nnx.relu(scores))
+        return scores
+
+
+def test_the_rows_of_masked_logits_leave_the_fill_out_as_the_details_do():
+    scores = jax.random.normal(jax.random.key(0), (2, 8, 24, 24))
+    model = AdditiveMasks()
+    with capture(model) as cap:
+        model(scores)
+    view = cap.show()
+    columns = list(view._stat_columns)
+    stats = np.frombuffer(view._stats, np.float64).reshape(3, len(columns))
+    mask_values = (-1e9, float(np.float32(-9e15)))
+    assert [(s["site"], [f["value"] for f in s["fills"]]) for s in view._fill_sites] == [
+        (0, [mask_values[0]]),
+        (1, [mask_values[1]]),
+    ]
+    rows = np.frombuffer(view._fill_stats, np.float64).reshape(2, len(columns))
+    hists = np.frombuffer(view._fill_hists, np.int32).reshape(2, cap.bins)
+    kept = np.asarray(scores)[np.broadcast_to(np.tril(np.ones((24, 24), bool)), scores.shape)]
+    for k, fill_value in enumerate(mask_values):
+        row = dict(zip(columns, rows[k].tolist(), strict=True))
+        assert (row["min"], row["max"]) == (row["lo"], row["hi"]) == (kept.min(), kept.max())
+        np.testing.assert_allclose([row["mean"], row["std"]], [kept.mean(), kept.std()], rtol=1e-5, atol=1e-6)
+        assert row["count"] == kept.size == hists[k].sum() and row["nan"] == 0 and row["zero_pct"] == 0
+        # The site's own statistics stay as its summary has them, the fill included.
+        assert stats[k, columns.index("min")] == fill_value
+        # Its details start without the fill, over the same histogram and statistics.
+        view._selected = k
+        answer = view._range
+        assert answer["mode"] == "fill" and answer["fills"][0]["value"] == fill_value
+        assert np.frombuffer(view._range_hist, np.int32).tolist() == hists[k].tolist()
+        assert answer["rest"]["mean"] == row["mean"] and answer["rest"]["count"] == row["count"]
+    # ReLU outputs, zeros and all, keep their row.
+    view._selected = 2
+    assert view._range["fills"] == [] and view._range["mode"] == "full"
+
+
+def test_a_capture_of_summaries_only_leaves_no_fill_out_of_its_rows():
+    model = AdditiveMasks()
+    with capture(model, keep="summary") as cap:
+        model(jax.random.normal(jax.random.key(0), (2, 2, 8, 8)))
+    view = cap.show()
+    assert view._fill_sites == [] and view._fill_stats == b"" and view._fill_hists == b""

@@ -12,11 +12,12 @@ import traitlets as t
 from jaxcapture_nb._records import Record, flat_stats, format_table
 from jaxcapture_nb._schema import capture_columns
 from jaxcapture_nb._widgets import payload
+from jaxcapture_nb._widgets.fills import Fill
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.schema_trait import SchemaTrait
+from jaxcapture_nb._widgets.site_fills import fill_rows, find_site_fills
 from jaxcapture_nb._widgets.site_range import SiteRange, SiteRanges
 from jaxcapture_nb._widgets.static import static_html, with_fallback
-from jaxcapture_nb._widgets.value_range import Fill
 
 
 def _no_heatmap(record: Record) -> str:
@@ -45,10 +46,12 @@ class CaptureView(SchemaTrait, anywidget.AnyWidget):
     dimensions whose value was kept, a heatmap of a 2-D slice computed on the
     device, or small multiples of such slices along one more axis. The
     histogram and heatmap span the values' full range, a robust one
-    (percentiles), or, when a fill value near the float type's limit holds a
-    share of the elements (masked attention logits), the values without it,
-    which is where a selected site with a fill starts. Saved notebooks keep a
-    plain-text and a script-free HTML table.
+    (percentiles), or, when one value fills a share of the elements far from
+    the rest (the mask of attention logits, see
+    :mod:`~jaxcapture_nb._widgets.fills`), the values without it, which is
+    where a selected site with a fill starts. Such a site's row, its
+    statistics line and its saved HTML row leave the fill out too, and say
+    so. Saved notebooks keep a plain-text and a script-free HTML table.
 
     Args:
       capture: the :class:`~jaxcapture_nb.Capture` to show.
@@ -62,6 +65,12 @@ class CaptureView(SchemaTrait, anywidget.AnyWidget):
     _hists = t.Bytes().tag(sync=True)
     _bins = t.Int(0).tag(sync=True)
     _stat_columns = t.List().tag(sync=True)  # the columns of _stats
+    # The sites whose rows leave a fill out ({"site", "fills"} each), and
+    # their rows in that order as the table shows them: statistics (the
+    # columns of _stats) and histograms of the values other than the fill.
+    _fill_sites = t.List().tag(sync=True)
+    _fill_stats = t.Bytes().tag(sync=True)
+    _fill_hists = t.Bytes().tag(sync=True)
     _first_nonfinite = t.Int(-1).tag(sync=True)
     _selected = t.Int(-1).tag(sync=True)
     _slice_index = t.List(t.Int()).tag(sync=True)
@@ -89,14 +98,18 @@ class CaptureView(SchemaTrait, anywidget.AnyWidget):
     def __init__(self, capture: Any, **kwargs: Any):
         records = capture.records
         self._drawn: tuple[Any, ...] | None = None
-        self._ranges = SiteRanges(capture.bins)
         summaries = payload.host_summaries(records)
+        found = find_site_fills(records, summaries, capture.bins)
+        self._ranges = SiteRanges(capture.bins, found)
         # Host copies: the text and HTML tables read them without transfers.
         self._records = [dataclasses.replace(r, summary=s) for r, s in zip(records, summaries, strict=True)]
         # What the text table says when it has no rows: why (see Capture.table).
         self._empty = capture._empty_note()
+        columns = capture_columns()
         stats = payload.stats_table(summaries)
         hists = payload.hist_table(summaries, capture.bins)
+        filled, fill_stats, fill_hists = fill_rows(found, stats, columns, capture.bins)
+        self._fills = {i: found[i] for i in filled}  # the rows that leave a fill out
         rows = payload.site_rows(records, summaries)
         for row, same in zip(rows, payload.same_values(records, stats, hists), strict=True):
             row["same_as"] = same
@@ -105,7 +118,10 @@ class CaptureView(SchemaTrait, anywidget.AnyWidget):
             _stats=stats.tobytes(),
             _hists=hists.tobytes(),
             _bins=capture.bins,
-            _stat_columns=list(capture_columns()),
+            _stat_columns=list(columns),
+            _fill_sites=[{"site": i, "fills": [f.as_json() for f in found[i].fills]} for i in filled],
+            _fill_stats=fill_stats.tobytes(),
+            _fill_hists=fill_hists.tobytes(),
             _first_nonfinite=payload.first_nonfinite(stats),
             **kwargs,
         )
@@ -176,5 +192,5 @@ class CaptureView(SchemaTrait, anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         bundle = super()._repr_mimebundle_(**kwargs)
         return with_fallback(
-            bundle, format_table(self._records, empty=self._empty), static_html(self._records)
+            bundle, format_table(self._records, empty=self._empty), static_html(self._records, self._fills)
         )

@@ -1,25 +1,21 @@
 """The range a CaptureView draws a site over: the one asked for, as the site allows, each computed once.
 
-A site starts without its fill when it has one (see :mod:`value_range`),
-otherwise over its full range; a site whose values were not kept
-(``keep="summary"``) keeps its full range, and the answer says why.
+A site starts without its fill when it has one (see :mod:`fills`; the view
+finds them when it is made, :mod:`site_fills`), otherwise over its full
+range; a site whose values were not kept (``keep="summary"``) keeps its
+full range, and the answer says why.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any
 
-from jaxcapture_nb._widgets.value_range import (
-    ROBUST_PERCENTILES,
-    Fill,
-    Ranged,
-    compute_range,
-    find_fills,
-    local_array,
-    near_limit,
-)
+from jaxcapture_nb._widgets.fills import Fill, near_limit
+from jaxcapture_nb._widgets.site_fills import SiteFill
+from jaxcapture_nb._widgets.value_range import ROBUST_PERCENTILES, Ranged, compute_range, local_array
 
 # The ranges a view may ask for: the values' own, without a fill, robust.
 MODES = ("full", "fill", "robust")
@@ -74,16 +70,18 @@ def _json_float(x: float) -> float | None:
 
 
 class SiteRanges:
-    """The ranges of a view's sites, each found when first asked for, then kept.
+    """The ranges of a view's sites: without the fill as found when the view was made, robust when first asked for.
 
     Args:
       bins: the number of bins of the histograms over a range.
+      found: the sites' fills (:func:`~jaxcapture_nb._widgets.site_fills.find_site_fills`),
+        with their ranges without them; a site not in it has none.
     """
 
-    def __init__(self, bins: int):
+    def __init__(self, bins: int, found: Mapping[int, SiteFill]):
         self._bins = bins
-        self._fills: dict[int, tuple[Fill, ...]] = {}
-        self._ranged: dict[tuple[int, bool], Ranged] = {}
+        self._found = found
+        self._robust: dict[int, Ranged] = {}
 
     def answer(self, site: int, value: Any, dtype: str, stats: dict[str, float], mode: str) -> SiteRange:
         """The range to draw site ``site`` over.
@@ -96,13 +94,13 @@ class SiteRanges:
           mode: the range asked for: one of :data:`MODES`, or ``"auto"``,
             which is ``"fill"`` when the site has a fill and ``"full"`` otherwise.
         """
-        low, high = stats.get("min", math.nan), stats.get("max", math.nan)
-        suspect = near_limit(dtype, low, high)
         if value is None:
+            # Only a fill near the type's limit shows in a summary's min and max.
+            low, high = stats.get("min", math.nan), stats.get("max", math.nan)
             hint = (
                 f" (its values near {_short(low if abs(low) >= abs(high) else high)} may be a fill value; with keep='all'"
                 " or keep='last' the view leaves it out)"
-                if suspect
+                if near_limit(dtype, low, high)
                 else ""
             )
             return SiteRange(
@@ -111,11 +109,9 @@ class SiteRanges:
         if not stats.get("count"):
             return SiteRange("full", ("full",))
         x, part = local_array(value)
-        if site not in self._fills:
-            # The summary's min and max say for free whether one pass is worth it.
-            self._fills[site] = find_fills(x) if suspect else ()
-        fills = self._fills[site]
-        rest = self._range(site, x, fills, robust=False) if fills else None
+        found = self._found.get(site)
+        fills = found.fills if found else ()
+        rest = found.ranged if found else None
         if fills and rest is not None and not rest.rest["count"]:
             return SiteRange(
                 "full",
@@ -133,14 +129,10 @@ class SiteRanges:
         if mode == "fill":
             ranged = rest
         elif mode == "robust":
-            ranged = self._range(site, x, fills, robust=True)
+            if site not in self._robust:
+                self._robust[site] = compute_range(x, fills, robust=True, bins=self._bins)
+            ranged = self._robust[site]
         return SiteRange(mode, modes, part, fills, ranged, rest.rest if rest else None)
-
-    def _range(self, site: int, x: Any, fills: tuple[Fill, ...], robust: bool) -> Ranged:
-        key = (site, robust)
-        if key not in self._ranged:
-            self._ranged[key] = compute_range(x, fills, robust, self._bins)
-        return self._ranged[key]
 
 
 def _short(x: float) -> str:

@@ -1,5 +1,10 @@
 """The script-free HTML table saved with a notebook (GitHub, nbviewer, nbconvert).
 
+A site whose values hold a fill (masked attention logits, see
+:mod:`~jaxcapture_nb._widgets.fills`) shows its statistics and sparkline
+without it, as the widget's row does, and a "fill excluded" column, present
+only when a site has one, names the fill and how many values it holds.
+
 Everything from user code is escaped, and names are isolated in ``<bdi>``
 with their control characters spelled out (see :mod:`jaxcapture_nb._names`);
 numbers are rounded like the text table, so the HTML is deterministic and
@@ -17,15 +22,17 @@ table: the histograms' colour is an SVG attribute, and NaN/Inf counts are
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from jaxcapture_nb import _pooling
+from jaxcapture_nb import _pooling, _schema
 from jaxcapture_nb._names import html_name
-from jaxcapture_nb._records import HEAD_COLUMNS, Record, row_cells, site_label, table_columns
-from jaxcapture_nb._schema import SERIES_COLOUR
+from jaxcapture_nb._records import HEAD_COLUMNS, Record, flat_stats, row_cells, site_label, table_columns
+from jaxcapture_nb._schema import SERIES_COLOUR, number_text
 from jaxcapture_nb._server_extension import saved_view_metadata
+from jaxcapture_nb._widgets.fills import Fill
+from jaxcapture_nb._widgets.site_fills import SiteFill
 
 # The sparkline: drawn on a grid one unit per bin and _SPARK_H units tall,
 # stretched to _SPARK_W x _SPARK_H pixels.
@@ -33,6 +40,8 @@ _SPARK_W, _SPARK_H = 80, 16
 # Cells of row_cells: path, name, call, type, shape, dtype, then the statistics.
 _TYPE, _SHAPE = HEAD_COLUMNS.index("type"), HEAD_COLUMNS.index("shape")
 _FIRST_STAT = len(HEAD_COLUMNS)
+# The head of the column naming each row's fill, as the widget's table names it.
+FILL_HEADER = "fill excluded"
 
 
 def with_fallback(bundle: tuple[dict, dict] | None, text: str, html_text: str) -> tuple[dict, dict] | None:
@@ -109,7 +118,23 @@ def _stylesheet() -> str:
     )
 
 
-def _row(record: Record, show_type: bool, columns: int) -> str:
+def fill_cell(fills: Sequence[Fill]) -> str:
+    """The text of a row's "fill excluded" cell: each fill's value and how many values it holds.
+
+    Example:
+      >>> fill_cell([Fill("low", -1e9, -1e9, 4416, True)]), fill_cell([Fill("high", 2.1e37, 3.4e38, 12, False)])
+      ('-1.000e+09 × 4,416', '≥ 2.100e+37 × 12')
+    """
+    texts = []
+    for fill in fills:
+        value = number_text(fill.value if fill.exact else fill.limit)
+        if not fill.exact:
+            value = f"{'≤' if fill.side == 'low' else '≥'} {value}"
+        texts.append(f"{value} \u00d7 {fill.count:,}")
+    return "; ".join(texts)
+
+
+def _row(record: Record, show_type: bool, columns: int, fill: SiteFill | None, fill_column: bool) -> str:
     cells, note = row_cells(record)
     name = html_name(site_label(record.path, record.name))
     if record.call_index:
@@ -119,22 +144,40 @@ def _row(record: Record, show_type: bool, columns: int) -> str:
     if note is not None:
         return f'<tr>{row}<td colspan="{columns - 1 - len(texts)}">{html.escape(note)}</td></tr>'
     stats = [html.escape(c) for c in cells[_FIRST_STAT:]]
+    hist = np.asarray(record.summary.hist)
+    if fill is not None:  # the numbers and histogram of the values other than the fill
+        without = fill.row_stats(flat_stats(record.summary))
+        stats[:-1] = [html.escape(s.text(without)) for s in _schema.table_stats()]
+        hist = fill.ranged.hist
     if stats[-1] != "-":  # NaN/Inf present
         stats[-1] = f"<b>{stats[-1]}</b>"
+    if fill_column:
+        stats.append(html.escape(fill_cell(fill.fills)) if fill is not None else "")
     row += "".join(f"<td>{s}</td>" for s in stats)
-    return f"<tr>{row}<td>{sparkline_svg(np.asarray(record.summary.hist))}</td></tr>"
+    return f"<tr>{row}<td>{sparkline_svg(hist)}</td></tr>"
 
 
-def static_html(records: Sequence[Record]) -> str:
+def static_html(records: Sequence[Record], fills: Mapping[int, SiteFill] | None = None) -> str:
     """A deterministic HTML table of the records: site, shape, dtype, statistics and a histogram.
 
     The type column appears only when the records have more than one type;
     a site sowed more than once names the call.
+
+    Args:
+      records: the records, one row each.
+      fills: the fills of the rows that leave one out, by the record's index
+        (see :func:`~jaxcapture_nb._widgets.site_fills.fill_rows`); their
+        statistics and sparkline are of the other values, and a "fill
+        excluded" column names the fill.
     """
+    fills = fills or {}
     show_type = len({r.var_type for r in records}) > 1
     stat_headers = table_columns()[_FIRST_STAT:]
-    headers = ["site", *(["type"] if show_type else []), "shape", "dtype", *stat_headers, "histogram"]
-    rows = "".join(_row(record, show_type, len(headers)) for record in records)
+    lead = ["site", *(["type"] if show_type else []), "shape", "dtype"]
+    headers = [*lead, *stat_headers, *([FILL_HEADER] if fills else []), "histogram"]
+    rows = "".join(
+        _row(record, show_type, len(headers), fills.get(i), bool(fills)) for i, record in enumerate(records)
+    )
     head = "".join(f"<th>{h}</th>" for h in headers)
     classes = "jcnb-static jcnb-typed" if show_type else "jcnb-static"
     return (

@@ -1,7 +1,9 @@
 """CaptureView's value range in a real JupyterLab and Chromium: masked attention logits.
 
-One notebook, two views: a capture that kept the values, and one under
-keep="summary". The tests run in order on one page, each from a state it sets.
+One notebook, four views: a capture that kept the values, one under
+keep="summary", one of a diverged layer, and one of logits masked with
+-1e9 beside their unmasked scores. The tests run in order on one page, each
+from a state it sets.
 """
 
 import nbformat
@@ -17,10 +19,10 @@ import jax, jax.numpy as jnp
 from flax import nnx
 from jaxcapture_nb import capture
 
-def masked_logits(q, k):
+def masked_logits(q, k, mask_value=jnp.finfo(jnp.float32).min * 0.7):
     logits = jnp.einsum("bqhd,bkhd->bhqk", q, k) / 4.0
     causal = jnp.tril(jnp.ones(logits.shape[-2:], bool))
-    return jnp.where(causal, logits, jnp.finfo(jnp.float32).min * 0.7)
+    return jnp.where(causal, logits, mask_value)
 
 class Attention(nnx.Module):
     def __init__(self, rngs):
@@ -61,9 +63,27 @@ with capture(diverged) as nan_capture:
 nan_capture.show()
 """
 
+# The same attention, its logits masked with -1e9 as GPT-OSS masks them
+# (an additive mask far from the scores, nowhere near float32's limit).
+ADDITIVE = """
+class AdditiveMask(Attention):
+    def __call__(self, x):
+        q, k = jnp.split(self.query_key(x).reshape(*x.shape[:2], 16, 16), 2, axis=2)
+        self.sow(nnx.Intermediate, "scores", jnp.einsum("bqhd,bkhd->bhqk", q, k) / 4.0)
+        logits = masked_logits(q, k, -1e9)
+        self.sow(nnx.Intermediate, "gpt_logits", logits)
+        return jax.nn.softmax(logits)
+
+additive = AdditiveMask(nnx.Rngs(0))
+with capture(additive) as additive_capture:
+    additive(x)
+additive_capture.show()
+"""
+
 MAIN = ":nth-match(.jcnb-root, 1)"
 SUMMARY_VIEW = ":nth-match(.jcnb-root, 2)"
 DIVERGED_VIEW = ":nth-match(.jcnb-root, 3)"
+ADDITIVE_VIEW = ":nth-match(.jcnb-root, 4)"
 MASKED_PER_SLICE = 24 * 23 // 2
 FILL_COLOUR = [150, 150, 150]
 
@@ -91,14 +111,14 @@ def scores():
 def page(lab, browser):
     """One page running the notebook, both views drawn."""
     url, token, root = lab
-    cells = [SETUP, KEPT, SUMMARY, DIVERGED]
+    cells = [SETUP, KEPT, SUMMARY, DIVERGED, ADDITIVE]
     nb = nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_code_cell(c) for c in cells],
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
     )
     nbformat.write(nb, root / "capture_range.ipynb")
     page = open_and_run(browser, url, token, "capture_range.ipynb")
-    page.wait_for_selector(":nth-match(.jcnb-ready .jcnb-root[data-ready=true], 3)", timeout=180_000)
+    page.wait_for_selector(":nth-match(.jcnb-ready .jcnb-root[data-ready=true], 4)", timeout=180_000)
     page.eval_on_selector(MAIN, "r => r.scrollIntoView({block: 'start'})")
     yield page
     page.close()
@@ -176,17 +196,20 @@ def test_masked_logits_start_without_the_fill_which_is_named(page, scores):
     check_both_themes(page, "capture_range_fill", f"{MAIN} .jcnb-detail", f"{MAIN} canvas.jcnb-heat")
 
 
-def test_statistics_without_the_fill_on_request(page, scores):
+def test_statistics_leave_the_fill_out_as_the_row_does_and_include_it_on_request(page, scores):
     select_masked_logits(page)
     line = f"{MAIN} .jcnb-stats-line"
-    assert page.get_attribute(line, "data-without-fill") is None
-    page.check(f"{MAIN} .jcnb-rest-stats input")
-    page.wait_for_selector(f"{line}[data-without-fill=true]")
+    assert page.get_attribute(line, "data-without-fill") == "true"
     text = page.text_content(line)
     assert f"over the {scores.size:,} values of {2 * 8 * 24 * 24:,} without the fill" in text
     assert f"max {float(scores.max()):.4g}" in text
     page.uncheck(f"{MAIN} .jcnb-rest-stats input")
     page.wait_for_selector(f"{line}:not([data-without-fill])")
+    text = page.text_content(line)
+    assert "min -2.382e+38" in text
+    assert f"the fill \u22122.382e+38 \u00d7 {2 * 8 * MASKED_PER_SLICE:,} among them" in text
+    page.check(f"{MAIN} .jcnb-rest-stats input")
+    page.wait_for_selector(f"{line}[data-without-fill=true]")
 
 
 def test_a_robust_range_counts_and_marks_the_values_beyond_it(page, scores):
@@ -263,3 +286,59 @@ def test_counts_of_nonfinite_values_are_written_exactly(page):
     assert page.get_attribute(hist, "data-nonfinite") == "NaN:32767"
     # The bar's label, not a tick rounded to four digits (32770).
     assert page.get_attribute(hist, "data-nonfinite-labels") == "32767"
+
+
+# Each column of a canvas: whether any of its pixels is painted.
+PAINTED_COLUMNS = """c => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const painted = new Array(c.width).fill(false);
+    for (let i = 3; i < d.length; i += 4) if (d[i]) painted[((i - 3) / 4) % c.width] = true;
+    return painted;
+}"""
+
+
+def row_cells(page, view: str, name: str) -> dict[str, tuple[str, str]]:
+    """The text and title of each cell of ``name``'s row, by its column's head."""
+    heads = page.eval_on_selector_all(f"{view} .jcnb-head .jcnb-cell", "cs => cs.map(c => c.textContent)")
+    cells = page.eval_on_selector_all(
+        f"{view} .jcnb-body-row:has(span:text-is('{name}')) > .jcnb-cell",
+        "cs => cs.map(c => [c.textContent, c.title])",
+    )
+    return dict(zip(heads, map(tuple, cells), strict=True))
+
+
+def test_a_row_of_logits_masked_with_minus_1e9_leaves_the_fill_out_and_says_so(page, scores):
+    view = ADDITIVE_VIEW
+    page.eval_on_selector(view, "r => r.scrollIntoView({block: 'start'})")
+    count = 2 * 8 * MASKED_PER_SLICE
+    row = f"{view} .jcnb-body-row:has(span:text-is('gpt_logits'))"
+    assert page.get_attribute(row, "data-fill") == f"-1000000000:{count}"
+    cells = row_cells(page, view, "gpt_logits")
+    # Its statistics are the scores', the fill named in their titles with the values it gives.
+    text, title = cells["min"]
+    assert float(title.split()[1]) == float(scores.min())
+    assert title.endswith(f"\nwithout the fill \u22121.000e+9 \u00d7 {count:,}; with it: -1000000000")
+    assert float(cells["max"][1].split()[1]) == float(scores.max())
+    np.testing.assert_allclose(float(cells["mean"][1].split()[1]), scores.mean(), rtol=1e-5, atol=1e-6)
+    assert cells["fill excluded"][0] == f"\u22121e9 \u00d7 {count:,}"
+    assert "excluded from the row's statistics and histogram" in cells["fill excluded"][1]
+    assert "without the fill" in cells["histogram"][1]
+    # Its sparkline spreads over the scores' bins, not a bar at each end.
+    spark = f"{row} canvas.jcnb-spark"
+    width = page.eval_on_selector(spark, "c => c.width")
+    assert sum(page.eval_on_selector(spark, PAINTED_COLUMNS)) > 0.6 * width
+    # The unmasked scores keep their row, with nothing in the fill's column.
+    plain = row_cells(page, view, "scores")
+    assert plain["fill excluded"] == ("", "no fill")
+    assert float(plain["min"][1].split()[1]) < float(scores.min())
+    # The details agree with the row: the same statistics, the histogram without the fill.
+    page.click(row)
+    page.wait_for_selector(f"{view}[data-heatmap=ready]", timeout=60_000)
+    page.wait_for_selector(f"{view} .jcnb-range-bar[data-mode=fill]", timeout=60_000)
+    assert page.text_content(f"{view} .jcnb-fill-note") == f"fill \u22121.000e+9 \u00d7 {count:,} excluded"
+    line = page.text_content(f"{view} .jcnb-stats-line")
+    assert f"min {float(scores.min()):.4g}" in line and f"over the {scores.size:,} values" in line
+    lo, hi = drawn_range(page, f"{view} canvas.jcnb-hist")
+    np.testing.assert_allclose([lo, hi], [scores.min(), scores.max()], rtol=1e-6)
+    page.eval_on_selector(view, "r => r.scrollIntoView({block: 'start'})")
+    check_both_themes(page, "capture_range_additive", view, f"{view} canvas.jcnb-hist")

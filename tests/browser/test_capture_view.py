@@ -536,10 +536,15 @@ def test_numbers_fit_their_columns_and_give_their_full_value_on_hover(transforme
             """[key, text, title, cut?] of the cell in column ``key`` of the row named ``name``."""
             return next(c for c in by_name[name] if c[0] == key)
 
-        # The masked logits' minimum, the mask, in 8 characters and in full.
+        # The masked logits' row leaves the mask out of its statistics: its
+        # minimum is the scores', the mask's value given in 8 characters in
+        # the fill's column and in full in the minimum's title.
         masked_min = stat("masked_attention_logits", "min")
-        assert masked_min[1] == "-2.38e38"
-        assert masked_min[2].startswith(f"min {float(np.float32(-2.3819763e38))!r}")
+        assert -100 < float(masked_min[1]) < 0
+        assert masked_min[2].endswith(f"; with it: {float(np.float32(-2.3819763e38))!r}")
+        _, text, title, cut = stat("masked_attention_logits", "fill")
+        assert (text, cut) == (f"\u22122.38e38 \u00d7 {8 * 4 * 276:,}", False)
+        assert "excluded from the row's statistics and histogram" in title
         # Values near 1e-4 and 1e7 in scientific notation, near -0.008 in fixed.
         assert "e-" in stat("update_to_weight_ratio", "mean")[1]
         assert "e" in stat("squared_activation_energy", "max")[1]
