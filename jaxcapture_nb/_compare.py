@@ -24,11 +24,12 @@ import numpy as np
 from flax import linen as nn
 from flax import nnx
 
+from jaxcapture_nb._call_modes import ModePlan, plan_modes, preset_note, unswitched_note
 from jaxcapture_nb._capture import Capture, capture
 from jaxcapture_nb._float32 import magnitude_bits, scale_exponent, scaled
 from jaxcapture_nb._kernels import edges as _edges
-from jaxcapture_nb._modes import Mode, mode_label, with_mode
-from jaxcapture_nb._names import shown_name
+from jaxcapture_nb._modes import Mode, ModeError, mode_label
+from jaxcapture_nb._names import quoted, shown_name
 from jaxcapture_nb._records import Record, flat_stats, site_label
 from jaxcapture_nb._schema import SHIFT_NOTE, compare_columns, number_text, type_name
 from jaxcapture_nb._summary import DEFAULT_BINS, _as_real, _histogram, stats_dtype
@@ -42,11 +43,14 @@ class SiteComparison:
     """One site seen in every mode.
 
     Attributes:
-      site: the dotted path and name, e.g. ``"bn.__call__"``; with ``#k``
-        appended for the k-th call when a site is called more than once.
+      site: the dotted path and name, e.g. ``"bn.__call__"``. A site that
+        gives several values in one run keeps the plain name for the first,
+        and the k-th after it is ``"bn.__call__[k]"``, as in
+        :func:`~jaxcapture_nb.watch` and Flax's tuple of a site's values.
         Filters and ``include`` patterns match this.
-      label: how views name the site, e.g. ``"bn (output)"`` (see
-        :func:`~jaxcapture_nb._records.site_label`), with ``(call k)``.
+      label: how views name the site, e.g. ``"bn (output)"``, and
+        ``"bn (output[1])"`` for its second value (see
+        :func:`~jaxcapture_nb._records.site_label`).
       var_type: the record type's name, e.g. ``"Intermediate"``.
       shapes: the value's shape in each mode (None where the mode did not
         reach the site).
@@ -108,6 +112,12 @@ class Comparison:
       modes: the mode labels, in the order given (the first is the reference).
       settings: what each mode set: a preset name, a dict of options (for
         Linen, the call arguments), or a view of the model (an NNX module).
+      call_arguments: the keyword arguments each mode added to the model's
+        call, by label (for Linen, those of ``apply``).
+      note: what the comparison needs said beside its numbers ("" when
+        nothing): which call argument the presets passed, or why every site
+        is the same in all modes and how to pass the argument that switches
+        the model's mode.
       sites: one :class:`SiteComparison` per site, largest shift first.
       captures: the :class:`~jaxcapture_nb.Capture` of each mode's run, by label.
       outputs: what each mode's call returned, by label.
@@ -122,6 +132,9 @@ class Comparison:
         captures: dict[str, Capture],
         outputs: dict[str, Any],
         bins: int,
+        *,
+        call_arguments: dict[str, dict[str, Any]] | None = None,
+        note: str = "",
     ):
         self.modes = modes
         self.settings = settings
@@ -129,12 +142,15 @@ class Comparison:
         self.captures = captures
         self.outputs = outputs
         self.bins = bins
+        self.call_arguments = call_arguments if call_arguments is not None else {m: {} for m in modes}
+        self.note = note
 
     def table(self) -> str:
         """A deterministic plain-text table: per site, shift and per-mode mean and std.
 
         A site the same in all modes (see :attr:`SiteComparison.same`) ends
-        its line with ``(same in all modes)``.
+        its line with ``(same in all modes)``; the :attr:`note`, when there
+        is one, comes under the line on the shift.
         """
         header = ["site", "shift"] + [
             f"{column} [{shown_name(mode)}]" for mode in self.modes for column in ("mean", "std")
@@ -152,7 +168,7 @@ class Comparison:
         lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
         if not self.sites:
             lines.append("(no site was recorded; check include=)")
-        return "\n".join([SHIFT_NOTE, *lines])
+        return "\n".join([SHIFT_NOTE, *([shown_name(self.note)] if self.note else []), *lines])
 
     def __repr__(self) -> str:
         return self.table()
@@ -249,16 +265,24 @@ def _keyed(records: Sequence[Record]) -> dict[tuple[Any, ...], Record]:
     return {(r.path, r.name, type_name(r.var_type), r.call_index): r for r in records}
 
 
-def _site_name(key: tuple[Any, ...], calls: int) -> str:
-    path, name, _, call = key
-    label = ".".join(str(p) for p in (*path, name))
-    return f"{label}#{call}" if calls > 1 else label
+def _indexed(name: str, call: int) -> str:
+    """The name of a site's ``call``-th value in a run, as :func:`~jaxcapture_nb.watch` names it in a step.
+
+    Example:
+      >>> _indexed("__call__", 0), _indexed("__call__", 1), _indexed("out[0]", 2)
+      ('__call__', '__call__[1]', 'out[0][2]')
+    """
+    return f"{name}[{call}]" if call else name
 
 
-def _site_label(key: tuple[Any, ...], calls: int) -> str:
+def _site_name(key: tuple[Any, ...]) -> str:
     path, name, _, call = key
-    label = site_label(path, name)
-    return f"{label} (call {call})" if calls > 1 else label
+    return ".".join(str(p) for p in (*path, _indexed(name, call)))
+
+
+def _site_label(key: tuple[Any, ...]) -> str:
+    path, name, _, call = key
+    return site_label(path, _indexed(name, call))
 
 
 def _has_stats(record: Record | None) -> bool:
@@ -273,9 +297,7 @@ def _stats_row(record: Record | None) -> list[float]:
     return [float(stats[c]) for c in columns]
 
 
-def _compare_site(
-    key: tuple[Any, ...], found: list[Record | None], calls: int, shared: Any, bins: int
-) -> SiteComparison:
+def _compare_site(key: tuple[Any, ...], found: list[Record | None], shared: Any, bins: int) -> SiteComparison:
     """One site from its records per mode and its fetched :func:`_site_arrays` (None without any)."""
     stats = np.array([_stats_row(r) for r in found])
     empty = (np.zeros((0, bins), np.int32), 0.0, 0.0, False)
@@ -291,8 +313,8 @@ def _compare_site(
         full[usable] = hists
         hists = full
     return SiteComparison(
-        site=_site_name(key, calls),
-        label=_site_label(key, calls),
+        site=_site_name(key),
+        label=_site_label(key),
         var_type=key[2],
         shapes=[r.shape if r is not None else None for r in found],
         stats=stats,
@@ -310,9 +332,6 @@ def _compare_captures(modes: list[str], captures: dict[str, Capture], bins: int)
     keys: dict[tuple[Any, ...], None] = {}
     for keyed in per_mode:
         keys.update(dict.fromkeys(keyed))
-    calls: dict[tuple[Any, ...], int] = {}
-    for path, name, var_type, _ in keys:
-        calls[(path, name, var_type)] = calls.get((path, name, var_type), 0) + 1
     found = [[keyed.get(key) for keyed in per_mode] for key in keys]
     # Every site's histograms are dispatched first and fetched in one transfer.
     shared = jax.device_get(
@@ -324,7 +343,7 @@ def _compare_captures(modes: list[str], captures: dict[str, Capture], bins: int)
         ]
     )
     sites = [
-        _compare_site(key, records, calls[key[:3]], site_shared, bins)
+        _compare_site(key, records, site_shared, bins)
         for key, records, site_shared in zip(keys, found, shared, strict=True)
     ]
     # Largest shift first; sites that cannot be scored (missing in a mode) last.
@@ -336,6 +355,17 @@ def _labelled(modes: Sequence[Mode] | Mapping[str, Any]) -> dict[str, Any]:
         return dict(modes)
     if isinstance(modes, str):
         raise TypeError(f"modes takes a sequence of modes, e.g. ('train', 'eval'), got the string {modes!r}")
+    for mode in modes:
+        if isinstance(mode, nnx.Module):
+            raise ModeError(
+                "a view given as a mode needs a label: pass modes as a dict, e.g. "
+                "modes={'as is': {}, 'view': view}"
+            )
+        if not isinstance(mode, (str, Mapping)):
+            raise ModeError(
+                "a mode is 'train', 'eval' or a dict of view options and call arguments, "
+                f"got {quoted(mode)} ({type(mode).__name__})"
+            )
     labelled = {mode_label(m): m for m in modes}
     if len(labelled) != len(modes):
         raise ValueError(f"modes names a mode twice: {[mode_label(m) for m in modes]}; give each mode once")
@@ -361,6 +391,22 @@ def compare_modes(
     at the end, unless ``update_stats=True``; when a run raises it is always
     put back, so a failed comparison leaves the model as it was.
 
+    An NNX model may also switch modes with an argument of its call
+    (``model(x, training=True)``), which wins over what a view sets when the
+    model passes it down (``self.dropout(h, deterministic=not training)``).
+    In a mode dict, a name that a submodule offers as a view option sets that
+    option, and a name that ``__call__`` takes as a keyword is passed to the
+    call; a name that is both (``deterministic``) does both. So
+    ``modes={"train": {"training": True}, "eval": {"training": False}}``
+    passes ``training=`` to each run. The presets pass the model's mode
+    switches as well: ``training``, ``train``, ``is_training`` (True in
+    ``"train"``), and ``deterministic``, ``use_running_average``, ``eval``,
+    ``evaluation`` (True in ``"eval"``), where ``__call__`` takes one with a
+    bool default or annotation, and :attr:`Comparison.note` says what they
+    passed. A switch the inputs already give, or any switch when ``call=``
+    runs the model, is left as it is; if every site is then the same in all
+    modes, the note says which argument to pass.
+
     For a Linen module, modes are call arguments: pass ``modes`` as a dict of
     label to keyword arguments of ``apply``, e.g.
     ``{"train": {"train": True, "mutable": ["batch_stats"]}, "eval": {"train": False}}``,
@@ -369,25 +415,30 @@ def compare_modes(
     Args:
       model: an NNX module, or a Linen module.
       *args: the inputs (for Linen: ``variables`` first, then the inputs).
-      modes: presets (``"train"``, ``"eval"``) or dicts of view options, or
-        a dict of label to mode, where a mode may also be a view of the
-        model made elsewhere (``{"as is": {}, "panel": panel.model}``); two
-        or more. The first is the reference the shift scores are measured
-        against.
+      modes: presets (``"train"``, ``"eval"``) or dicts of view options and
+        call arguments, or a dict of label to mode, where a mode may also be
+        a view of the model made elsewhere (``{"as is": {}, "panel":
+        panel.model}``); two or more. The first is the reference the shift
+        scores are measured against.
       call: ``call(view)`` runs the model instead of ``view(*args, **kwargs)``
-        (e.g. ``lambda m: m.encode(x)``); NNX only.
+        (e.g. ``lambda m: m.encode(x)``); NNX only. Modes then set view
+        options only.
       update_stats: keep what the runs changed in the model's state, run after
         run, instead of putting it back.
       include: as for :func:`~jaxcapture_nb.capture`: a regex (or callable)
         on the dotted site path selecting the sites to compare.
       bins: histogram bins.
-      **kwargs: keyword arguments of the call.
+      **kwargs: keyword arguments of the call, the same in every mode.
 
     Returns:
       A :class:`Comparison` with its sites sorted by shift, largest first.
 
     Raises:
-      ModeError: a mode the model cannot take.
+      ModeError: a mode the model cannot take: an unknown preset, a name
+        that is neither a view option nor a keyword of ``__call__``, a mode
+        switch given something other than True or False, a call argument
+        with ``call=`` or one the inputs already give. Raised before
+        anything runs.
       ValueError: fewer than two modes, or a mode given twice.
       TypeError: a Linen module with preset modes, ``call=`` or ``update_stats=``,
         or without its variables.
@@ -399,6 +450,22 @@ def compare_modes(
       >>> result = compare_modes(model, jnp.ones((16, 3)))
       >>> result.modes, result.sites[0].site
       (['train', 'eval'], 'layers.1.__call__')
+
+      A model whose call switches its mode:
+
+      >>> class Net(nnx.Module):
+      ...     def __init__(self, rngs):
+      ...         self.linear, self.dropout = nnx.Linear(3, 8, rngs=rngs), nnx.Dropout(0.5, rngs=rngs)
+      ...     def __call__(self, x, training: bool = False):
+      ...         return self.dropout(self.linear(x), deterministic=not training)
+      >>> result = compare_modes(Net(nnx.Rngs(0)), jnp.ones((16, 3)))
+      >>> result.note
+      'Net switches modes with its call argument training=: the presets pass training=True in train and training=False in eval'
+      >>> result.call_arguments, result.sites[0].site, result.sites[0].shift > 0
+      ({'train': {'training': True}, 'eval': {'training': False}}, 'dropout.__call__', True)
+      >>> result = compare_modes(Net(nnx.Rngs(0)), jnp.ones((16, 3)), modes={"on": {"training": True}, "off": {}})
+      >>> result.call_arguments
+      {'on': {'training': True}, 'off': {}}
     """
     labelled = _labelled(modes)
     if len(labelled) < 2:
@@ -412,9 +479,13 @@ def compare_modes(
                 "call= and update_stats= apply to NNX models; a Linen module is run by apply(), "
                 "and its updated collections are in each run's output (pass mutable= in the mode)"
             )
-        run = _LinenRunner(model, args, kwargs, labelled)
+        run: _NnxRunner | _LinenRunner = _LinenRunner(model, args, kwargs, labelled)
+        plans: dict[str, Any] = labelled
+        arguments = {label: dict(mode) for label, mode in labelled.items()}
     elif isinstance(model, nnx.Module):
+        plans = plan_modes(model, labelled, args, kwargs, call_given=call is not None)
         run = _NnxRunner(model, args, kwargs, call, update_stats)
+        arguments = {label: dict(plan.arguments) for label, plan in plans.items()}
     else:
         raise TypeError(
             f"compare_modes() needs a flax.nnx.Module or flax.linen.Module, got {type(model).__name__}"
@@ -422,10 +493,17 @@ def compare_modes(
     captures: dict[str, Capture] = {}
     outputs: dict[str, Any] = {}
     with run as runner:
-        for label, mode in labelled.items():
-            captures[label], outputs[label] = runner(mode, include, bins)
+        for label, plan in plans.items():
+            captures[label], outputs[label] = runner(plan, include, bins)
     sites = _compare_captures(list(labelled), captures, bins)
-    return Comparison(list(labelled), labelled, sites, captures, outputs, bins)
+    note = ""
+    if isinstance(model, nnx.Module):
+        note = preset_note(model, plans)
+        if sites and all(s.same for s in sites):
+            note = unswitched_note(model, plans, args, kwargs, call is not None) or note
+    return Comparison(
+        list(labelled), labelled, sites, captures, outputs, bins, call_arguments=arguments, note=note
+    )
 
 
 class _NnxRunner:
@@ -435,7 +513,7 @@ class _NnxRunner:
         self, model: nnx.Module, args: tuple, kwargs: dict, call: Callable | None, update_stats: bool
     ):
         self.model = model
-        self.call = call or (lambda view: view(*args, **kwargs))
+        self.call = call or (lambda view, **arguments: view(*args, **kwargs, **arguments))
         self.update_stats = update_stats
         self.before: Any = None
 
@@ -445,13 +523,12 @@ class _NnxRunner:
         self.before = nnx.clone(nnx.state(self.model, nnx.Not(nnx.Param)))
         return self.run
 
-    def run(self, mode: Mode, include: Any, bins: int) -> tuple[Capture, Any]:
-        # A module given as a mode is a ready view of the model (a ModePanel's, say).
-        view = mode if isinstance(mode, nnx.Module) else with_mode(self.model, mode)
+    def run(self, plan: ModePlan, include: Any, bins: int) -> tuple[Capture, Any]:
         if not self.update_stats:
             nnx.update(self.model, self.before)
-        with capture(view, methods=True, include=include, bins=bins) as cap:
-            out = self.call(view)
+        with capture(plan.view, methods=True, include=include, bins=bins) as cap:
+            # A plan has call arguments only without call= (plan_modes refuses them with it).
+            out = self.call(plan.view, **plan.arguments)
         return cap, out
 
     def __exit__(self, *exc_info) -> bool:

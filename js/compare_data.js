@@ -10,7 +10,7 @@
  */
 
 // The traits a comparison is drawn from; a prefix names them in the panel.
-const COMPARISON_TRAITS = ["_modes", "_sites", "_stats", "_hists", "_ranges", "_shifts", "_bins"];
+const COMPARISON_TRAITS = ["_modes", "_sites", "_stats", "_hists", "_ranges", "_shifts", "_bins", "_note"];
 
 /** A share as a percentage, one decimal. @param {number} share */
 function percent(share) {
@@ -68,6 +68,8 @@ function readComparison(model, prefix) {
     schema,
     modes,
     sites,
+    /** What the comparison needs said beside its numbers (Comparison.note); "" when nothing. @type {string} */
+    note: get("_note") || "",
     columns,
     /** The statistics each row shows per mode: those the schema marks compact (the detail shows all). */
     tableColumns: columns.filter((key) => schema.stat(key).compact),

@@ -39,10 +39,12 @@ function mountComparison(model, host, prefix, chosen = freshChoices()) {
   const filter = siteFilter("jcnb-cmp-filter");
   header.append(title, legend, filter);
   const note = h("div", "jcnb-cmp-note");
+  // Which call argument switches the model's mode, when the comparison says so.
+  const callNote = h("div", "jcnb-cmp-call-note");
   const table = h("div", "jcnb-cmp-table");
   const detail = h("div", "jcnb-cmp-detail");
   detail.hidden = true;
-  root.append(header, note, table, detail);
+  root.append(header, note, callNote, table, detail);
   host.appendChild(root);
   const tooltip = new Tooltip(root);
 
@@ -69,6 +71,8 @@ function mountComparison(model, host, prefix, chosen = freshChoices()) {
     root.dataset.sites = String(d.sites.length);
     root.dataset.modes = String(d.modes.length);
     note.textContent = d.schema.shiftNote;
+    callNote.textContent = shownName(d.note);
+    callNote.hidden = !d.note;
     drawLegend(legend, d);
     ({ rows, fit } = drawTable(root, table, d));
     applyFilter(ui, rows, d);

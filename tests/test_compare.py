@@ -56,19 +56,27 @@ def test_views_name_sites_as_the_capture_view_does(model, x):
     assert labels["__call__"] == "model output"
 
 
-def test_a_site_called_twice_is_named_by_its_call(x):
+def test_a_site_called_twice_is_named_as_watch_names_it(x):
     class Twice(nnx.Module):
         def __init__(self, rngs):
             self.dropout = nnx.Dropout(0.5, rngs=rngs)
 
         def __call__(self, x):
-            return self.dropout(self.dropout(x))
+            h = self.dropout(self.dropout(x))
+            self.sow(nnx.Intermediate, "h", h)
+            self.sow(nnx.Intermediate, "h", 2 * h)
+            return h
 
-    sites = compare_modes(Twice(nnx.Rngs(0)), x).sites
-    assert sorted((s.site, s.label) for s in sites if s.site.startswith("dropout")) == [
-        ("dropout.__call__#0", "dropout (output) (call 0)"),
-        ("dropout.__call__#1", "dropout (output) (call 1)"),
-    ]
+    sites = {s.site: s.label for s in compare_modes(Twice(nnx.Rngs(0)), x).sites}
+    # The first value keeps the plain name, the k-th after it is name[k]:
+    # the places in Flax's tuple of the site's values.
+    assert sites == {
+        "dropout.__call__": "dropout (output)",
+        "dropout.__call__[1]": "dropout (output[1])",
+        "h": "h",
+        "h[1]": "h[1]",
+        "__call__": "model output",
+    }
 
 
 def test_train_runs_leave_batch_statistics_and_rng_counters_as_they_were(model, x):
@@ -122,6 +130,10 @@ def test_an_invalid_mode_is_a_mode_error_before_anything_runs(model, x):
         compare_modes(model, x, modes=("eval", {"decode": True}))
     with pytest.raises(ValueError, match=r"two or more modes .* e\.g\. modes=\('train', 'eval'\)"):
         compare_modes(model, x, modes=("eval",))
+    with pytest.raises(ModeError, match=r"a mode is 'train', 'eval' or a dict .*, got 3 \(int\)"):
+        compare_modes(model, x, modes=("eval", 3))
+    with pytest.raises(ModeError, match=r"a view given as a mode needs a label: .*modes=\{'as is': \{\}"):
+        compare_modes(model, x, modes=("eval", model))
 
 
 def test_linen_modes_are_call_arguments():

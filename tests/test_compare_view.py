@@ -78,7 +78,10 @@ def test_numbers_travel_as_buffers_sized_by_sites_modes_and_bins(x):
         "_ranges",
         "_shifts",
         "_bins",
+        "_note",
     } <= sync_keys(view)
+    # ModeNet switches modes by its views alone: nothing to note.
+    assert view._note == result.note == ""
     assert view._bins == 32 and view._stat_columns == list(STAT_COLUMNS)
     assert len(view._stats) == sites * modes * len(STAT_COLUMNS) * 8
     assert len(view._hists) == sites * modes * 32 * 4

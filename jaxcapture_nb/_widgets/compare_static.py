@@ -4,8 +4,9 @@ Per site: the name (escaped, see :func:`~jaxcapture_nb._names.html_name`), its s
 histograms overlaid on their shared range, and each mode's statistics side by
 side under a header naming the mode; a site the same in all modes shows the
 first mode's statistics and says so across the other modes' columns, as the
-widget does. Numbers are rounded like the text table and coordinates to one
-decimal, so the HTML is deterministic. Styles are inline: a saved notebook
+widget does; the comparison's note, when it has one, stands over the table.
+Numbers are rounded like the text table and coordinates to one decimal, so
+the HTML is deterministic. Styles are inline: a saved notebook
 shows HTML without the widget's CSS.
 """
 
@@ -132,6 +133,16 @@ def _same_cell(modes: list[str], columns: list[tuple[int, str]]) -> str:
     )
 
 
+def _note_box(note: str) -> str:
+    """The comparison's note (which call argument switches the model's mode), or nothing."""
+    if not note:
+        return ""
+    return (
+        '<div class="jcnb-compare-note" style="margin-bottom:4px;padding:2px 6px;'
+        f'border-left:3px solid #e0a000;background:#fff8e1;color:#333">{html.escape(shown_name(note))}</div>'
+    )
+
+
 def comparison_html(comparison: Comparison) -> str:
     """A deterministic, script-free HTML table of a :class:`~jaxcapture_nb.Comparison`.
 
@@ -187,6 +198,7 @@ def comparison_html(comparison: Comparison) -> str:
         '<div class="jcnb-compare-static" style="font-family:monospace;font-size:12px">'
         f'<div style="margin-bottom:2px">{legend}</div>'
         f'<div style="color:#666;margin-bottom:4px">{esc(_NOTE)}</div>'
+        f"{_note_box(comparison.note)}"
         '<table style="border-collapse:collapse">'
         f'<thead><tr><th rowspan="2" style="{left}">site</th><th rowspan="2" style="{left}">shift</th>'
         f'<th rowspan="2" style="{left}">histograms</th>{groups}</tr><tr>{names}</tr></thead>'

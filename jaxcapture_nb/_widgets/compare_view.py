@@ -5,7 +5,8 @@ sites, modes and bins, never on the tensors': per site and mode the
 statistics (float64) and the histogram on the site's shared range (int32),
 per site that range (float64), and per site and mode the shift score
 (float64). Only text travels as JSON: site names, types, shapes, mode labels,
-and per site whether it is the same in all modes.
+per site whether it is the same in all modes, and the comparison's note
+(which call argument switches the model's mode).
 How the statistics are named and written, the mode colours and the note on
 the shift come from the schema every widget receives (``_schema``).
 The drawing lives in js/compare_draw.js, which ModePanel's front end shares:
@@ -70,6 +71,7 @@ def comparison_traits(prefix: str = "") -> type[t.HasTraits]:
         "_ranges": t.Bytes(),  # float64 [sites, 2]: lo, hi
         "_shifts": t.Bytes(),  # float64 [sites, modes]
         "_bins": t.Int(0),
+        "_note": t.Unicode(""),  # Comparison.note: "" when there is nothing to say
     }
     named: dict[str, Any] = {prefix + name: trait.tag(sync=True) for name, trait in traits.items()}
     # The columns as the schema has them when a widget is made, not at import.
@@ -100,6 +102,7 @@ def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[st
             "_stat_columns": list(compare_columns()),
             "_sites": [],
             "_bins": 0,
+            "_note": "",
             **dict.fromkeys(("_stats", "_hists", "_ranges", "_shifts"), b""),
         }
     else:
@@ -117,6 +120,7 @@ def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[st
                 for s in comparison.sites
             ],
             "_bins": comparison.bins,
+            "_note": comparison.note,
             **_buffers(comparison),
         }
     return {prefix + name: value for name, value in state.items()}

@@ -107,3 +107,43 @@ def test_compare_view_reads_well_in_light_and_dark(open_notebook):
     finally:
         set_theme(page, LIGHT)
     assert pixels["light"] != pixels["dark"]
+
+
+# A model whose call switches its mode, compared with its mode argument fixed: nothing shifts.
+CALL_SWITCHED = """
+class Switched(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(4, 8, rngs=rngs)
+        self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+    def __call__(self, x, training: bool = False):
+        return self.dropout(self.linear(x), deterministic=not training)
+
+switched = compare_modes(Switched(nnx.Rngs(0)), x, training=False)
+switched.show()
+"""
+
+
+def test_the_note_on_the_call_argument_shows_over_the_table_in_light_and_dark(open_notebook):
+    page = open_notebook("compare_call_note.ipynb", [SETUP, CALL_SWITCHED])
+    # The second cell's view: the first has no note.
+    note = ".jcnb-compare.jcnb-ready .jcnb-cmp-call-note:not([hidden])"
+    page.wait_for_selector(note, timeout=180_000).scroll_into_view_if_needed()
+    assert page.locator(note).count() == 1
+    text = page.text_content(note)
+    assert text.startswith("every site is the same in all modes: Switched switches modes with its call")
+    assert text.endswith("modes={'train': {'training': True}, 'eval': {'training': False}}")
+    # Over the table, under the line on the shift.
+    top = page.eval_on_selector(
+        note, "e => [e.previousElementSibling.className, e.nextElementSibling.className]"
+    )
+    assert top == ["jcnb-cmp-note", "jcnb-cmp-table"]
+    root = ".jcnb-compare.jcnb-ready:has(> .jcnb-cmp-call-note:not([hidden]))"
+    assert page.eval_on_selector(root, "e => e.querySelectorAll('.jcnb-cmp-same').length") == 3
+    try:
+        for theme, name in ((LIGHT, "light"), (DARK, "dark")):
+            set_theme(page, theme)
+            assert low_contrast_text(page, root) == [], name
+            screenshot(page, f"compare_view_call_note_{name}")
+    finally:
+        set_theme(page, LIGHT)
