@@ -18,6 +18,13 @@ from jaxcapture_nb._backends.nnx import NnxCapture
 from jaxcapture_nb._recorder import Include, Recorder, warn_if_nothing_perturbed
 from jaxcapture_nb._records import Record, format_table
 from jaxcapture_nb._summary import DEFAULT_BINS
+from jaxcapture_nb._warnings import warn
+
+
+def warn_what_was_lost(backend: NnxCapture | LinenCapture | None) -> None:
+    """Warns, once a block has ended, for each reason values the model sowed were not recorded."""
+    for reason in getattr(backend, "what_was_lost", list)():
+        warn(f"Not everything the model sowed was recorded: {reason}.")
 
 
 class Capture:
@@ -93,6 +100,7 @@ class Capture:
             self._recorder.summarize_missing()
         if exc_type is None:
             self._recorder.warn_if_keeping_much()
+            warn_what_was_lost(backend)
         if self.grads and exc_type is None:
             warn_if_nothing_perturbed(self._recorder.var_types_seen, self._include)
         return False  # never swallow the block's exception

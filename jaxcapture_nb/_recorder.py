@@ -1,7 +1,8 @@
 """Recorder: where backends deliver sowed values, and how many are kept.
 
-A backend hook calls :meth:`Recorder.add` for every value it sees and nothing
-else; the recorder applies ``include`` and ``keep`` and turns values into
+A backend hands :meth:`Recorder.deliver` what a model sowed, one
+:class:`~jaxcapture_nb._protocols.Delivery` per step, and nothing else; the
+recorder applies ``include`` and ``keep`` and turns values into
 :class:`~jaxcapture_nb._records.Record` objects, so the keep policy lives in
 exactly one place whatever Flax API the value came from.
 """
@@ -14,10 +15,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import jax
+import numpy as np
 
+from jaxcapture_nb._clock import StepClock
 from jaxcapture_nb._names import shown_name
+from jaxcapture_nb._protocols import Delivery, PackedRow
 from jaxcapture_nb._records import NOTHING_SOWED, Gradient, Record, is_array, shape_and_dtype
-from jaxcapture_nb._step_table import StepTable, TableSlot
+from jaxcapture_nb._step_table import TableSlot
 from jaxcapture_nb._summary import (
     PendingSummaries,
     Summary,
@@ -156,7 +160,9 @@ class Recorder:
         self.var_types_seen: set[Any] = set()
         self._records: dict[Any, Record] = {}
         self._calls: dict[Any, int] = {}
-        self._drains: list[Callable[[], None]] = []
+        self._drains: list[Callable[[bool], None]] = []
+        # Numbers the steps values arrive at; a capture numbers each site's values instead.
+        self.clock = StepClock()
         # Records whose summary is still to fetch: under keep="summary" a
         # summary already dispatched (the value is not kept), otherwise the
         # value itself, summarized with the rest when first needed.
@@ -187,47 +193,44 @@ class Recorder:
         """Every step is recorded."""
         return True
 
-    def add_drain(self, drain: Callable[[], None]) -> None:
+    def add_drain(self, drain: Callable[[bool], None]) -> None:
         """Registers a backend function that delivers values held elsewhere."""
         self._drains.append(drain)
 
-    def drain(self) -> None:
-        """Asks every backend to deliver the values it still holds."""
+    def drain(self, final: bool = False) -> None:
+        """Asks every backend to deliver the values it still holds (all of them at the end: ``final``)."""
         for drain in self._drains:
-            drain()
+            drain(final)
 
-    def add(
-        self,
-        path: tuple[Any, ...],
-        var_type: Any,
-        name: str,
-        value: Any,
-        *,
-        step: int | None = None,
-        index: int = 0,
-        skipped: int = 0,
-    ) -> None:
-        """Records one sowed value (or a :class:`Summary` made on the device).
+    def deliver(self, delivery: Delivery) -> None:
+        """Records a step's values, in the order they were sowed (thread-safe).
 
-        Thread-safe: host callbacks from compiled programs call it from the
-        runtime's threads.
-
-        Args:
-          path: the module path of the site.
-          var_type: the Variable type it was sowed as.
-          name: the sow name.
-          value: the value, or its summary.
-          step: unused: records are numbered by the site's values (``call_index``).
-          index: unused, as ``step``.
-          skipped: how many earlier values of the site never reached the
-            recorder (a backend that holds only the latest value per site
-            drops the others), so that ``call_index`` still counts them.
+        Records are numbered by each site's values (``call_index``), not by
+        step. The summaries of a table of small values are started on the
+        device now and fetched with the rest when the records are read.
         """
-        if not self.accepts(path, name):
-            return
+        values: list[tuple[int, Any, Any]] = [(item.order, item, item.value) for item in delivery.items]
+        for table in delivery.tables:
+            packed = table.packed(self.bins)
+            values += [
+                (site.order, site, TableSlot(packed, k, site.shape, site.dtype))
+                for k, site in enumerate(table.sites)
+            ]
+        values.sort(key=lambda v: v[0])
         with self._lock:
-            self._add(path, var_type, name, value, skipped)
+            for _, site, value in values:
+                if isinstance(value, PackedRow):
+                    value = unpack_summary(np.asarray(value.row), value.shape, value.dtype)
+                if self.accepts(site.path, site.name):
+                    self._add(site.path, site.var_type, site.name, value)
         self.warn_if_keeping_much()
+
+    def add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
+        """Records one value (or a :class:`Summary`) of a site, outside any step (the Linen backend's)."""
+        if self.accepts(path, name):
+            with self._lock:
+                self._add(path, var_type, name, value)
+            self.warn_if_keeping_much()
 
     def warn_if_keeping_much(self) -> None:
         """Warns, once, when ``keep="all"`` holds more than :data:`KEPT_BYTES_WARNING` bytes of values.
@@ -253,51 +256,9 @@ class Recorder:
             "latest value per site, and capture(keep='summary') only its statistics and histogram."
         )
 
-    def expect(self, path: tuple[Any, ...], var_type: Any, name: str, index: int = 0) -> None:
-        """Called as a program being traced sets up a host callback for a site.
-
-        Nothing to list ahead here: records keep the order values arrive in.
-        """
-
-    def call_returned(self) -> None:
-        """Called on the caller's thread once a call has handed over all its values.
-
-        Nothing to do here: records are read when the capture ends.
-        """
-
-    def add_row(
-        self,
-        path: tuple[Any, ...],
-        var_type: Any,
-        name: str,
-        row: Any,
-        layout: tuple[tuple[int, ...], Any],
-        order: int,
-        *,
-        step: int | None = None,
-        index: int = 0,
-    ) -> None:
-        """Records the summary a compiled program sent as one packed row (see ``packed_summary``).
-
-        ``layout`` is the shape and dtype of the summarized array. ``order``
-        (when the site was sowed in the trace), ``step`` and ``index`` matter
-        only to a stream.
-        """
-        self.add(path, var_type, name, unpack_summary(row, *layout))
-
-    def add_table(self, table: StepTable, step: int | None) -> None:
-        """Records the summary of every value in a compiled call's table (see ``_step_table``).
-
-        The summaries are started now and fetched with the rest when the
-        records are read. ``step`` matters only to a stream.
-        """
-        packed = table.packed(self.bins)
-        for k, site in enumerate(table.sites):
-            self.add(site.path, site.var_type, site.name, TableSlot(packed, k, site.shape, site.dtype))
-
-    def _add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any, skipped: int = 0) -> None:
+    def _add(self, path: tuple[Any, ...], var_type: Any, name: str, value: Any) -> None:
         site = (path, var_type, name)
-        call_index = self._calls.get(site, 0) + skipped
+        call_index = self._calls.get(site, 0)
         self._calls[site] = call_index + 1
         self.var_types_seen.add(var_type)
         slot = value if isinstance(value, TableSlot) else None

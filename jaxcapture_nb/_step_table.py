@@ -45,17 +45,15 @@ class StepTable:
       table: ``[*lead, rows, CHUNK]``; ``scan`` and ``vmap`` stack tables
         as they stack any output.
       sites: one :class:`TableSite` per value, in the table's order.
-      stepped: whether the values were sowed in a trace that took the whole
-        model in, whose call number is their step.
       flags: ``[*lead, rows]``, which rows hold a NaN or an Inf
         (:func:`_batch.nonfinite_rows`), for a recorder that may never
         summarize the table; else None.
     """
 
-    __slots__ = ("flags", "sites", "stepped", "table")
+    __slots__ = ("flags", "sites", "table")
 
-    def __init__(self, table: Any, sites: tuple[TableSite, ...], stepped: bool, flags: Any = None):
-        self.table, self.sites, self.stepped, self.flags = table, sites, stepped, flags
+    def __init__(self, table: Any, sites: tuple[TableSite, ...], flags: Any = None):
+        self.table, self.sites, self.flags = table, sites, flags
 
     def packed(self, bins: int, layout: Layout | None = None) -> jax.Array:
         """Dispatches the summaries: packed rows ``[*lead, slots, width]``, row ``k`` the ``k``-th site's.
@@ -74,8 +72,8 @@ def sizes_of(sites: tuple[TableSite, ...]) -> tuple[int, ...]:
 
 jax.tree_util.register_pytree_node(
     StepTable,
-    lambda t: ((t.table, t.flags), (t.sites, t.stepped)),
-    lambda aux, children: StepTable(children[0], *aux, flags=children[1]),
+    lambda t: ((t.table, t.flags), t.sites),
+    lambda sites, children: StepTable(children[0], sites, flags=children[1]),
 )
 
 
@@ -90,20 +88,6 @@ class TableSlot:
     def summary(self, packed: np.ndarray) -> Summary:
         """The site's :class:`Summary`, from the fetched packed rows."""
         return unpack_summary(packed[..., self.k, :], self.shape, self.dtype)
-
-
-class _InTable:
-    """Where a sink held a value that went into its trace's :class:`StepTable`."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<summarized with the call's table>"
-
-
-IN_TABLE = _InTable()
-
-jax.tree_util.register_pytree_node(_InTable, lambda s: ((), None), lambda _, __: IN_TABLE)
 
 
 # Compiling the summary program takes most of a second on a CPU, once per

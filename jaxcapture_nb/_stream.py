@@ -1,11 +1,11 @@
 """Stream: the bounded history of summaries that :func:`watch` records.
 
-A backend hook or a host callback calls :meth:`Stream.add` with a summary
-(or, for eager sows, an array), and a compiled step's sows arrive through
-:meth:`Stream.add_table` as one table of small values, or through
-:meth:`Stream.add_row` as packed summary rows still on the device; the
-training loop's own values arrive through :meth:`Stream.log` and
-:meth:`Stream.update` as device arrays too. Nothing is read on the loop's
+A backend hands :meth:`Stream.deliver` what a model sowed, one
+:class:`~jaxcapture_nb._protocols.Delivery` per step, numbered by the
+stream's :class:`~jaxcapture_nb._clock.StepClock`: a compiled step's small
+values as one table, larger ones as packed summary rows still on the
+device, eager values as arrays; the training loop's own values arrive
+through :meth:`Stream.log` and :meth:`Stream.update` as device arrays too. Nothing is read on the loop's
 thread: :meth:`Stream.settle`, called from a background thread, fetches it.
 The device work a value still needs (the summary of an array) is started as
 it arrives, on the thread that hands it over, and dispatch returns at once;
@@ -42,8 +42,10 @@ import numpy as np
 
 from jaxcapture_nb import _pooling, _schema
 from jaxcapture_nb._batch import device_layout, nonfinite_values
+from jaxcapture_nb._clock import StepClock
 from jaxcapture_nb._hosts import fetch_all, readable, replicated, to_host
 from jaxcapture_nb._names import quoted
+from jaxcapture_nb._protocols import Delivery, PackedRow
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
 from jaxcapture_nb._row_grid import RowGrid
@@ -246,16 +248,14 @@ class _TableSites:
         self,
         sites: tuple[TableSite, ...],
         series: list[SiteSeries],
-        keys: list[Any],
         block: SeriesBlock | None,
     ):
-        self.sites, self.series, self.keys, self.block = sites, series, keys, block
+        self.sites, self.series, self.block = sites, series, block
         self.sizes = np.array(sizes_of(sites), np.float64)
         self.layout = device_layout(sizes_of(sites))
         self.stats_type = stats_dtype(sites[0].dtype)  # the float type of their summaries
-        self.last_call = -1  # the latest step a table arrived with
-        self.applied = -1  # the latest step its sites' step counts know of
-        # Tables whose summaries wait for settle (see Stream.add_table): how
+        self.last_step = -1  # the latest step a table arrived with
+        # Tables whose summaries wait for settle (see Stream._add_table): how
         # many, and the latest, which keeps its values until the next arrives.
         self.waiting = 0
         self.latest_waiting: _TableRows | None = None
@@ -273,8 +273,6 @@ class _TableRows:
     """
 
     sites: _TableSites
-    # Per site, the steps its eager values moved it on by (see ``_ingest``); None when none did.
-    shifts: list[int] | None
     packed: Any = None  # on the device until settled
     values: Any = None  # the table itself, while its summaries may still be wanted
     nonfinite: Any = None  # [rows] bools (StepTable.flags), for a table that waits
@@ -290,6 +288,14 @@ class _TableRows:
     def let_go(self) -> bool:
         """Whether the values were let go: a later table replaces this one's row."""
         return self.waits and self.packed is None and self.values is None
+
+    @property
+    def unstacked(self) -> bool:
+        """Whether the table holds one step's rows (no axes stacked by ``scan`` or ``vmap``)."""
+        if self.waits:
+            return True
+        table = self.packed if self.packed is not None else self.values.table
+        return table.ndim == 2
 
 
 class SiteSeries:
@@ -321,7 +327,7 @@ class SiteSeries:
         else:
             self.grid, self.member, self.stats, self.hists = block
         self._calls = 0
-        self.last_call = -1  # the latest call number a compiled step sent a value with
+        self.last_step = -1  # the latest step a value arrived with
 
     @property
     def calls(self) -> int:
@@ -443,7 +449,9 @@ class Stream:
     holds_values = False
     keeps_every_value = True
 
-    def __init__(self, *, bins: int, include: Include, every: int, keep_steps: int, grads: bool):
+    def __init__(
+        self, *, bins: int, include: Include, every: int, keep_steps: int, grads: bool, steps: str = "calls"
+    ):
         check_bins(bins)
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every must be a positive integer, got {every!r}")
@@ -470,13 +478,18 @@ class Stream:
         self._selected: dict[Any, list[tuple[int, str]]] = {}  # update()'s leaves per tree structure
         # (series, or a table's sites, step, order, value)
         self._arrived: list[tuple[Any, int, int, Any]] = []
-        # Per site (its first value's series key): the step after the latest
-        # seen, recorded or not, and how many eager values moved its steps on.
-        self._next_step: dict[Any, int] = {}
-        self._shift: dict[Any, int] = {}
+        # Numbers every step; the only thing that does.
+        self.clock = StepClock(steps, every)
+        self._drains: list[Callable[[bool], None]] = []
+        # Counting marked steps, the values each site had in the latest step
+        # delivered: a later call's values of the site follow them (name[k]).
+        self._in_step: tuple[int, dict[Any, int]] = (-1, {})
         # The sites of each trace's table, by the identity of its sites tuple
-        # (the same object every call of a compiled step hands over).
-        self._tables: dict[int, _TableSites] = {}
+        # (the same object every call of a compiled step hands over) and, for
+        # marked steps, the indices its sites' values move on by.
+        self._tables: dict[tuple[int, tuple[int, ...]], _TableSites] = {}
+        self._thread = threading.get_ident()  # the training loop's
+        self._orders: dict[Any, int] = {}  # per site, when its first value was sowed (see _list_in_order)
         # Called on the training loop's thread after each call that handed over rows.
         self.after_call: list[Callable[[], None]] = []
         # Called with (series, step, stats, hist) as each row is recorded, on the
@@ -499,127 +512,101 @@ class Stream:
         """
         return step % self.every == 0
 
-    def add_drain(self, drain: Callable[[], None]) -> None:
-        """Nothing to drain: streamed values arrive as compiled calls return, or by callback."""
+    def add_drain(self, drain: Callable[[bool], None]) -> None:
+        """Registers a backend function that hands over what it still holds (see :meth:`drain`)."""
+        self._drains.append(drain)
 
-    def drain(self) -> None:
-        """Nothing to drain: streamed values arrive as compiled calls return, or by callback."""
+    def drain(self, final: bool = False) -> None:
+        """Asks the backends for what they still hold: the steps they finished, or, ``final``, everything."""
+        for drain in self._drains:
+            drain(final)
 
-    def add(
-        self,
-        path: tuple[Any, ...],
-        var_type: Any,
-        name: str,
-        value: Any,
-        *,
-        step: int | None = None,
-        index: int = 0,
-        skipped: int = 0,
-    ) -> None:
-        """Records one value or summary of a site (thread-safe); see ``SiteRecorder.add``.
+    def deliver(self, delivery: Delivery) -> None:
+        """Records a step's values (thread-safe); see ``SiteRecorder.deliver``.
 
-        ``skipped`` does not matter here: rows are numbered by step.
+        A step :meth:`records_step` turns away costs a comparison: its table
+        is not summarized, and its rows are only counted. A recorded table
+        starts its summaries on the device (or waits for :meth:`settle`, see
+        :class:`_TableRows`) and is queued for :meth:`settle` as one item.
+        Values that may arrive again for their step (``repeatable``: a
+        forward pass that ``remat`` recomputes calls back again) are
+        recorded once.
         """
-        if self.accepts(path, name):
-            self._ingest(path, var_type, name, index, value, step=step)
-
-    def expect(self, path: tuple[Any, ...], var_type: Any, name: str, index: int = 0) -> None:
-        """Lists a site that a program being traced will send by host callback.
-
-        Callbacks of sites that do not depend on each other may run at the
-        same time and arrive in either order; listing each site as it is
-        traced keeps the view's sites in the order the model computes them.
-        """
-        if self.accepts(path, name):
-            with self.lock:
-                self._series(*_site(path, var_type, name, index))
-
-    def add_row(
-        self,
-        path: tuple[Any, ...],
-        var_type: Any,
-        name: str,
-        row: Any,
-        layout: tuple[tuple[int, ...], Any],
-        order: int,
-        *,
-        step: int | None = None,
-        index: int = 0,
-    ) -> None:
-        """Records a packed summary row a compiled program sent; it is read in :meth:`settle`.
-
-        Args:
-          path: the module path of the site.
-          var_type: the Variable type it was sowed as.
-          name: the sow name.
-          row: the packed row (see ``packed_summary``), on the device or the host.
-          layout: the shape and dtype of the summarized array.
-          order: when the site was sowed in the step's trace; among sites
-            that hold a NaN in the same step, the earliest is flagged.
-          step: the training step the row belongs to, or None to number the
-            site's rows (see ``SiteRecorder.add``). A row of a step that
-            :meth:`records_step` turns away (a compiled step sends zeros on
-            those) is counted and dropped, and so is a second row of a step
-            already recorded: a forward pass that ``remat`` recomputes
-            sends its values again.
-          index: which of the values the site sowed in the step it is; the
-            ``k``-th value after the first is recorded as the site
-            ``name[k]``, as Flax's tuple of a site's values would name it.
-
-        Rows exist only for sites that ``include`` accepted when they were sowed.
-        """
-        self._ingest(path, var_type, name, index, _Row(row, *layout), step=step, order=order)
-
-    def add_table(self, table: StepTable, step: int | None) -> None:
-        """Records the summaries of a call's table of small values (see :mod:`jaxcapture_nb._step_table`).
-
-        A step the stream does not record costs a comparison: its table is
-        not summarized, and no site is touched. A recorded one starts the
-        summaries on the device and queues them for :meth:`settle` as one
-        item.
-
-        Args:
-          table: the table the call handed over.
-          step: the training step of its values, or None to number each
-            site's values (see :meth:`add_row`).
-        """
+        step = delivery.step
+        recorded = self.records_step(step)
         with self.lock:
-            sites = self._table_sites(table)
-            if step is not None:
-                if step <= sites.last_call:
-                    return  # a forward pass that remat recomputes sent this step's values again
-                sites.last_call = step
-                if sites.block is not None:
-                    sites.block.grid.calls = step + 1
-                if not self.records_step(step):
-                    return
-        if step is not None and self._waits(sites, table):
+            offsets = self._offsets(delivery)
+            for item in delivery.items:
+                if not self.accepts(item.path, item.name):
+                    continue
+                index = item.index + offsets.get((item.path, item.var_type, item.name), 0)
+                series = self._series(*_site(item.path, item.var_type, item.name, index), item.order)
+                if delivery.repeatable and step <= series.last_step:
+                    continue
+                series.last_step = max(series.last_step, step)
+                series.calls = max(series.calls, step + 1)
+                if recorded:
+                    self._queue(series, _as_row(item.value), step, item.order)
+        for table in delivery.tables:
+            self._add_table(table, step, recorded, offsets)
+        if threading.get_ident() == self._thread:
+            for listener in self.after_call:
+                listener()
+
+    def _offsets(self, delivery: Delivery) -> dict[Any, int]:
+        """Counting marked steps, how far each site's indices move on: past the values earlier calls of the step delivered."""
+        if not self.clock.marked:
+            return {}
+        step, counts = self._in_step
+        if step != delivery.step:
+            counts = {}
+            self._in_step = (delivery.step, counts)
+        offsets = dict(counts)
+        sites = [(i.path, i.var_type, i.name, i.index) for i in delivery.items]
+        sites += [(s.path, s.var_type, s.name, s.index) for t in delivery.tables for s in t.sites]
+        for path, var_type, name, index in sites:
+            key = (path, var_type, name)
+            counts[key] = max(counts.get(key, 0), offsets.get(key, 0) + index + 1)
+        return offsets
+
+    def _add_table(self, table: StepTable, step: int, recorded: bool, offsets: dict[Any, int]) -> None:
+        """Records a call's table of small values (see :mod:`jaxcapture_nb._step_table`) at ``step``."""
+        moved = tuple(offsets.get((s.path, s.var_type, s.name), 0) for s in table.sites) if offsets else ()
+        with self.lock:
+            sites = self._table_sites(table, moved if any(moved) else ())
+            sites.last_step = max(sites.last_step, step)
+            if sites.block is not None:
+                sites.block.grid.calls = max(sites.block.grid.calls, step + 1)
+            else:
+                for series in sites.series:
+                    series.calls = max(series.calls, step + 1)
+            if not recorded:
+                return
+        if self._waits(sites, table):
             self._wait(sites, step, table)
             return
-        packed = table.packed(self.bins, sites.layout)
-        if step is None:
-            for k, site in enumerate(table.sites):
-                row = _Row(packed, site.shape, site.dtype, k)
-                self._ingest(site.path, site.var_type, site.name, site.index, row, order=site.order)
+        if not isinstance(table.table, jax.Array):
+            # From a host callback, on the runtime's thread: summarized when the stream settles.
+            with self.lock:
+                self._arrived.append((sites, step, 0, _TableRows(sites, values=table)))
             return
+        packed = table.packed(self.bins, sites.layout)
         with self.lock:
-            shifts = [self._shift.get(key, 0) for key in sites.keys] if self._shift else None
-            self._arrived.append((sites, step, 0, _TableRows(sites, shifts, packed=packed)))
+            self._arrived.append((sites, step, 0, _TableRows(sites, packed=packed)))
 
     def _waits(self, sites: _TableSites, table: StepTable) -> bool:
         """Whether a recorded table waits for settle to decide if its summaries are made (see :class:`_TableRows`)."""
         return (
             table.table.ndim == 2
-            and table.flags is not None
+            and isinstance(table.flags, jax.Array)
             and sites.block is not None
             and sites.block.intact()
             and not self.on_row
-            and not self._shift
         )
 
     def _wait(self, sites: _TableSites, step: int, table: StepTable) -> None:
         """Queues a table that waits, with its flags, and lets the previous one's values go if a row of it would not be kept."""
-        rows = _TableRows(sites, None, values=table, nonfinite=table.flags)
+        rows = _TableRows(sites, values=table, nonfinite=table.flags)
         with self.lock:
             block = sites.block
             rows.append = block.grid.appended + len(block.passed) + sites.waiting
@@ -631,13 +618,16 @@ class Stream:
             sites.latest_waiting = rows
             self._arrived.append((sites, step, 0, rows))
 
-    def _table_sites(self, table: StepTable) -> _TableSites:
+    def _table_sites(self, table: StepTable, moved: tuple[int, ...]) -> _TableSites:
         """The series of a table's sites; the first table of its sites starts compiling their summaries."""
         sites = table.sites
-        found = self._tables.get(id(sites))
+        found = self._tables.get((id(sites), moved))
         if found is None or found.sites is not sites:
             compile_ahead(sizes_of(sites), table.table.dtype, self.bins)
-            named = [_site(s.path, s.var_type, s.name, s.index) for s in sites]
+            indices = moved or (0,) * len(sites)
+            named = [
+                _site(s.path, s.var_type, s.name, s.index + k) for s, k in zip(sites, indices, strict=True)
+            ]
             block = None
             if len({key for key, _, _ in named}) == len(named) and not any(
                 key in self.series for key, _, _ in named
@@ -647,28 +637,11 @@ class Stream:
                 )
                 for (key, _, _), made in zip(named, block.series, strict=True):
                     self.series[key] = made
-            series = [self._series(*site) for site in named]
+            series = [self._series(*site, s.order) for site, s in zip(named, sites, strict=True)]
             for one, site in zip(series, sites, strict=True):
                 one.shape = site.shape
-            keys = [_site(s.path, s.var_type, s.name)[0] for s in sites]
-            found = self._tables[id(sites)] = _TableSites(sites, series, keys, block)
+            found = self._tables[(id(sites), moved)] = _TableSites(sites, series, block)
         return found
-
-    def _catch_up(self, sites: _TableSites, step: int) -> None:
-        """Moves the step counts of a table's sites on to ``step``, numbering it as ``_ingest`` would."""
-        if step <= sites.applied:
-            return
-        sites.applied = step
-        for series, key in zip(sites.series, sites.keys, strict=True):
-            row = step + self._shift.get(key, 0)
-            series.last_call = max(series.last_call, step)
-            self._next_step[key] = max(self._next_step.get(key, 0), row + 1)
-            series.calls = max(series.calls, row + 1)
-
-    def call_returned(self) -> None:
-        """Called on the training loop's thread once a call has handed over all its rows."""
-        for listener in self.after_call:
-            listener()
 
     # -- what the training loop hands over ----------------------------------------
 
@@ -746,6 +719,7 @@ class Stream:
             self._settle(wait)
 
     def _settle(self, wait: bool) -> None:
+        self.drain(final=False)  # what host callbacks left, for the steps they finished
         with self.lock:
             queued = self._scalars_queued
             done = len(queued) if wait else _computed_prefix(queued, lambda item: (item[2],))
@@ -767,48 +741,6 @@ class Stream:
                 # After the sites of the same step, which say where it began.
                 self._flag(series, step, sys.maxsize)
             self._recorded(series, step)
-
-    def _ingest(
-        self,
-        path: tuple[Any, ...],
-        var_type: Any,
-        name: str,
-        index: int,
-        value: Any,
-        step: int | None = None,
-        order: int | None = None,
-    ) -> None:
-        """Numbers a value of a site by its step and queues it if that step is recorded.
-
-        A value with a step (the call number of a compiled step) is recorded
-        at that step, and only if :meth:`records_step` takes the step, as
-        the step's gate did on the device. A value without one (an eager
-        sow) takes a step of its own, the site's next, and moves the site's
-        later steps on by one, so that a loop that also calls the model
-        eagerly shows every value in order; its first value in a call
-        (``index`` 0) starts the step, later ones share it.
-        """
-        if not isinstance(value, Summary | _Row | jax.Array | np.ndarray):
-            return
-        site = _site(path, var_type, name)[0]
-        with self.lock:
-            series = self._series(*_site(path, var_type, name, index))
-            if step is None:
-                for sites in self._tables.values():
-                    self._catch_up(sites, sites.last_call)
-                row = max(self._next_step.get(site, 0) - (index > 0), 0)
-                self._shift[site] = self._shift.get(site, 0) + (index == 0)
-                recorded = self.records_step(row)
-            elif step <= series.last_call:
-                return  # a forward pass that remat recomputes sent this step's value again
-            else:
-                series.last_call = step
-                row = step + self._shift.get(site, 0)
-                recorded = self.records_step(step)
-            self._next_step[site] = max(self._next_step.get(site, 0), row + 1)
-            series.calls = max(series.calls, row + 1)
-            if recorded:
-                self._queue(series, value, row, order)
 
     def _queue(
         self,
@@ -862,11 +794,25 @@ class Stream:
             return None
         return _Row(packed_row(value, bins=self.bins), tuple(value.shape), value.dtype)
 
-    def _series(self, key: Any, label: str, kind: str) -> SiteSeries:
+    def _series(self, key: Any, label: str, kind: str, order: int | None = None) -> SiteSeries:
         series = self.series.get(key)
         if series is None:
             series = self.series[key] = SiteSeries(label, kind, self.bins, self.keep_steps, self.layout)
+            if order is not None:
+                self._list_in_order(key, order)
         return series
+
+    def _list_in_order(self, key: Any, order: int) -> None:
+        """Lists a new site among the others by when it was sowed while tracing.
+
+        Host callbacks of sites that do not depend on each other may run in
+        either order; the view lists sites in the order the model computes them.
+        """
+        self._orders[key] = order
+        later = [k for k in self.series if self._orders.get(k, -1) > order]
+        if later:
+            for k in later:
+                self.series[k] = self.series.pop(k)
 
     def _flag(self, series: SiteSeries, step: int, order: int) -> None:
         """Notes a site that held a NaN or Inf, keeping the earliest step and, within it, site."""
@@ -885,9 +831,6 @@ class Stream:
         # reuses the same memory instead of asking for more on each settle.
         for start in range(0, len(arrived), _RECORDED_TOGETHER):
             self._record(arrived[start : start + _RECORDED_TOGETHER])
-        with self.lock:
-            for sites in self._tables.values():
-                self._catch_up(sites, sites.last_call)
 
     def _record(self, arrived: list[tuple[Any, int, int, Any]]) -> None:
         """Records arrived items in their order: tables in one transfer, the rest one fetch each.
@@ -899,10 +842,7 @@ class Stream:
         tables = [value for *_, value in arrived if isinstance(value, _TableRows)]
         with self.lock:
             replaced = self._replaced(tables) if len(tables) == len(arrived) else [t.let_go for t in tables]
-            kept = [
-                rows.values if rows.waits and not gone else None
-                for rows, gone in zip(tables, replaced, strict=True)
-            ]
+            kept = [rows.values if not gone else None for rows, gone in zip(tables, replaced, strict=True)]
             for rows in tables:
                 rows.values = None
         for rows, table in zip(tables, kept, strict=True):
@@ -955,7 +895,7 @@ class Stream:
             return replaced
         positions: dict[int, list[int]] = {}
         for i, rows in enumerate(tables):
-            if self._in_block(rows, unstacked=rows.waits or rows.packed.ndim == 2):
+            if self._in_block(rows, unstacked=rows.unstacked):
                 positions.setdefault(id(rows.sites.block), []).append(i)
         for members in positions.values():
             grid = tables[members[0]].sites.block.grid
@@ -1005,13 +945,7 @@ class Stream:
     def _in_block(self, rows: _TableRows, unstacked: bool) -> bool:
         """Whether a table's rows go into its sites' block with one assignment (see :meth:`_record_table`)."""
         block = rows.sites.block
-        return (
-            unstacked
-            and block is not None
-            and block.intact()
-            and not self.on_row
-            and not any(rows.shifts or ())
-        )
+        return unstacked and block is not None and block.intact() and not self.on_row
 
     def _record_table(
         self,
@@ -1032,14 +966,13 @@ class Stream:
                 self._flag_sites(sites, step, stats[:, self.layout.nonfinite].sum(axis=1) > 0)
             return
         for k, (site, series) in enumerate(zip(sites.sites, sites.series, strict=True)):
-            at = step + (rows.shifts[k] if rows.shifts else 0)
             if made is not None:
                 series.shape = site.shape
-                self._append(series, at, site.order, made[0][k], made[1][k])
+                self._append(series, step, site.order, made[0][k], made[1][k])
                 continue
             summary = unpack_summary(packed[..., k, :], site.shape, site.dtype)
             series.shape = (*summary.stacked_shape, *site.shape)
-            self._append(series, at, site.order, *series.row_of(summary))
+            self._append(series, step, site.order, *series.row_of(summary))
 
     def _append(self, series: SiteSeries, step: int, order: int, stats: Any, hist: np.ndarray) -> None:
         with self.lock:
@@ -1058,11 +991,9 @@ class Stream:
 
     @property
     def steps_seen(self) -> int:
-        """How many steps the busiest site has seen (its calls)."""
+        """How many steps have begun: the clock's count, or, for a run read from a log, the busiest site's."""
         with self.lock:
-            for sites in self._tables.values():
-                self._catch_up(sites, sites.last_call)
-            return max((s.calls for s in self.series.values()), default=0)
+            return max(self.clock.steps_seen, *(s.calls for s in self.series.values()), 0)
 
     def nbytes(self) -> int:
         """Host memory held by the recorded rows."""
@@ -1073,6 +1004,11 @@ class Stream:
                 for t in (s.steps, s.stats, s.hists)
             ]
             return sum(t.nbytes for t in tables)
+
+
+def _as_row(value: Any) -> Any:
+    """A delivered value as the stream queues it: a packed row as a :class:`_Row`."""
+    return _Row(value.row, value.shape, value.dtype) if isinstance(value, PackedRow) else value
 
 
 def _device_arrays(value: _Row | _TableRows | Summary) -> tuple[Any, ...]:

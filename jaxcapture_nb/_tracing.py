@@ -1,20 +1,27 @@
 """Which JAX traces are running, and whether a value is being traced: JAX only, no Flax.
 
 The backends tell a value sowed inside a compiled step from an eager one,
-find the trace a sow runs in, and check that a tracer made by an enclosing
-trace (a step's counter) may be used where a sow runs now; summaries tell
-traced arrays from computed ones. ``jax._src.core`` is the only private JAX
-this needs; :data:`ASSUMPTIONS` tries it, and ``flax_internals.check()``
-runs these probes with the Flax ones before the first capture.
+find the trace a sow runs in and what made it (``jit``, a loop body, a
+``cond`` branch, ``remat``; or ``grad`` and ``vmap``, which stage nothing),
+take a value sowed under ``grad`` or ``vmap`` out to the trace around it,
+and check that a tracer made by an enclosing trace (a step's number) may be
+used where a sow runs now; summaries tell traced arrays from computed ones.
+``jax._src`` is the only private JAX this needs; :data:`ASSUMPTIONS` tries
+it, and ``flax_internals.check()`` runs these probes with the Flax ones
+before the first capture.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import jax
 from jax._src import core as _jax_core  # private: see _trace_stack
+from jax._src.interpreters import ad as _jax_ad  # private: see lifted
+from jax._src.interpreters import batching as _jax_batching  # private: see lifted
+from jax._src.interpreters import pxla as _jax_pxla  # private: see reflattening_outputs
 
 
 def is_tracer(x: Any) -> bool:
@@ -64,6 +71,82 @@ def current_trace() -> Any:
     return _trace_stack()[-1]
 
 
+def parent_of(trace: Any) -> Any:
+    """The trace around ``trace``; None around evaluation."""
+    return getattr(trace, "parent_trace", None)
+
+
+def is_evaluation(trace: Any) -> bool:
+    """Whether ``trace`` is evaluation (no transformation): values there are computed arrays."""
+    return parent_of(trace) is None
+
+
+# What made a staged trace (jax/_src/api_util.py ``DebugInfo.traced_for``):
+# the words of loops and branches, whose outputs must keep their inputs' structure.
+LOOPS = ("scan", "while_loop", "fori_loop", "while")
+BRANCHES = ("cond", "switch")
+
+
+def traced_for(trace: Any) -> str | None:
+    """What a staged trace is tracing for (``"jit"``, ``"scan"``, ``"cond"``, ``"checkpoint / remat"``...), else None.
+
+    jax/_src/interpreters/partial_eval.py: ``DynamicJaxprTrace.frame.debug_info``.
+    ``grad`` and ``vmap`` run in traces that stage nothing and have none.
+    """
+    info = getattr(getattr(trace, "frame", None), "debug_info", None)
+    return getattr(info, "traced_for", None)
+
+
+def lifted(value: Any, trace: Any) -> Any:
+    """``value`` as the trace around ``trace`` sees it, where ``trace`` is ``grad``'s or ``vmap``'s; else None.
+
+    A value under ``grad`` (a JVP or linearize tracer) is its primal; one
+    under ``vmap`` (a batch tracer) is its batched array, the mapped axis
+    first. A value that does not belong to ``trace`` (closed over from
+    outside) is already what the outer trace sees.
+    """
+    if not is_tracer(value) or trace_of(value) is not trace:
+        return value if isinstance(trace, _LIFTABLE) else None
+    if isinstance(value, (_jax_ad.JVPTracer, _jax_ad.LinearizeTracer)):
+        return value.primal
+    if isinstance(value, _jax_batching.BatchTracer):
+        axis = value.batch_dim
+        if not isinstance(axis, int):
+            return value.val  # not mapped: the same for every member
+        return jax.numpy.moveaxis(value.val, axis, 0)
+    return None
+
+
+_LIFTABLE = (_jax_ad.JVPTrace, _jax_ad.LinearizeTrace, _jax_batching.BatchTrace)
+
+
+def liftable(trace: Any) -> bool:
+    """Whether values of ``trace`` can be taken out to the trace around it (``grad``'s and ``vmap``'s)."""
+    return isinstance(trace, _LIFTABLE)
+
+
+def reflattening_outputs() -> bool:
+    """Whether the pytree being flattened is the output a compiled call just rebuilt, flattened again by JAX.
+
+    jax/_src/interpreters/pxla.py: after a call's first run, JAX rebuilds
+    its outputs and flattens them again (``reflatten_outputs_for_dispatch``)
+    to learn the structure its fast path rebuilds later outputs with; an
+    output that then flattens to another structure makes that fast path
+    fail. A few frames up from a node's flatten function is that function.
+    """
+    frame = sys._getframe(1)
+    for _ in range(4):
+        if frame is None:
+            return False
+        if frame.f_code is _REFLATTEN:
+            return True
+        frame = frame.f_back
+    return False
+
+
+_REFLATTEN = _jax_pxla.reflatten_outputs_for_dispatch.__code__
+
+
 def usable_here(tracer: Any) -> bool:
     """Whether a tracer made by an enclosing trace may be used by the code that runs now.
 
@@ -98,10 +181,52 @@ def _enclosing_tracers_are_usable_in_nested_traces() -> bool:
     return seen == [True, True, False] and not tracing()
 
 
+def _grad_and_vmap_values_lift_out() -> bool:
+    seen: list[bool] = []
+
+    def inner(y):
+        trace = current_trace()
+        outer = parent_of(trace)
+        seen.append(liftable(trace) and lifted(y * 2.0, trace) is not None and not is_evaluation(outer))
+        return (y * 2.0).sum()
+
+    def probe(x):
+        jax.grad(inner)(x)
+        jax.vmap(inner)(x[None])
+        seen.append(traced_for(current_trace()) is not None)
+        return x
+
+    jax.make_jaxpr(probe)(jax.numpy.ones(2))
+    return seen == [True, True, True]
+
+
+class _Noted:
+    """A pytree node that notes, each time it is flattened, whether JAX is reflattening outputs."""
+
+    seen: list[bool] = []
+
+
+jax.tree_util.register_pytree_node(
+    _Noted, lambda node: (_Noted.seen.append(reflattening_outputs()) or (), None), lambda _, __: _Noted()
+)
+
+
+def _outputs_are_reflattened_once() -> bool:
+    _Noted.seen = []
+    jax.jit(lambda x: (_Noted(), x))(jax.numpy.ones(()))
+    return True in _Noted.seen
+
+
 # What each probe shows, in the words an error names it by.
 ASSUMPTIONS: dict[str, Callable[[], bool]] = {
     "values traced by jax.jit are jax.core.Tracer instances": _tracers_are_jax_core_tracers,
     "jax._src.core lists the running traces, and a tracer names the trace that made it": (
         _enclosing_tracers_are_usable_in_nested_traces
+    ),
+    "values under grad and vmap are JVP, linearize and batch tracers with a primal or a batched value": (
+        _grad_and_vmap_values_lift_out
+    ),
+    "jax.jit flattens a first call's rebuilt outputs again in reflatten_outputs_for_dispatch": (
+        _outputs_are_reflattened_once
     ),
 }

@@ -1,32 +1,34 @@
 """watch(): a live view of a model's sowed values while a training loop runs.
 
-How values leave an unchanged ``nnx.jit`` step: inside the block every
-submodule carries a streaming sink. When the step is traced, each ``sow``
-hands its value to the sink, which is part of the module's state. The
-trace lays its small values out as one table, which ``nnx.jit`` carries out
+How values leave an unchanged compiled step (``_backends/README.md`` has the
+whole story): inside the block the model's root module holds one exit, a
+Variable that Flax carries into and out of every call that takes the model
+in. When the step is traced, each ``sow`` hands its value to the trace;
+the trace lays its small values out as one table, which leaves in the exit
 beside a flag for each of its rows that holds a NaN or an Inf (see
 ``_step_table``); larger values are summarized in the step, together, one
 summary program per distinct size, each summary packed in one small row.
-As the call returns, the sink is rebuilt around the table and the rows and
-hands them, still on the device, to the stream. No value goes back in, so
-the step is traced and compiled once. The model's root sink carries a step
-counter through the step: with ``every=N`` the summaries of large values
-sit in one ``lax.cond`` on it, so N-1 calls in N skip them on the device,
-and their tables are dropped unread. The loop never waits: ten times a
-second, a background thread summarizes the tables of the recorded steps
-whose rows the history keeps (the others are replaced by the next step
-before anyone reads them, and only their flags are read), fetches the rows
-of the steps the device has finished, and refreshes the :class:`LiveView`.
-Hosts that do not show widget updates sent from another thread (Google
-Colab) get the same refresh from the loop's own thread instead, at
-``w.log``/``w.update`` and after each watched call, no more often.
+As the call returns, the exit hands the table and the rows, still on the
+device, to the stream, numbered by the stream's step clock. Nothing goes
+back in but the step's number, so the step is traced and compiled once.
+With ``every=N`` the summaries of large values sit in one ``lax.cond`` on
+that number, so N-1 calls in N skip them on the device, and their tables
+are dropped unread. The loop never waits: ten times a second, a background
+thread summarizes the tables of the recorded steps whose rows the history
+keeps (the others are replaced by the next step before anyone reads them,
+and only their flags are read), fetches the rows of the steps the device
+has finished, and refreshes the :class:`LiveView`. Hosts that do not show
+widget updates sent from another thread (Google Colab) get the same
+refresh from the loop's own thread instead, at ``w.log``/``w.update`` and
+after each watched call, no more often.
 
-Host callbacks were the other way out, but on the CPU a program with a
-host callback runs synchronously, so the loop could no longer queue the next
-step while the device ran this one; that cost more than the summaries. Only
-gradients need callbacks (a backward pass has no state to carry them), so
-with ``grads=True`` the values, the perturbed values and their gradients
-all travel by ``jax.debug.callback``, and arrive in execution order.
+Host callbacks are the way out of last resort: on the CPU a program with a
+host callback runs synchronously, so the loop can no longer queue the next
+step while the device runs this one. Gradients need them (a backward pass
+has no state to carry them), so with ``grads=True`` the values, the
+perturbed values and their gradients all travel by ``jax.debug.callback``,
+and arrive in execution order; so do values sowed where no exit reaches (a
+step made before the block, a loop over training steps, a ``cond`` branch).
 
 In a ``jax.distributed`` run every process runs the same watch and records
 the same rows: the rows are summaries of the global arrays, made in the
@@ -52,6 +54,7 @@ import jax
 from flax import nnx
 
 from jaxcapture_nb._backends.nnx import NnxCapture
+from jaxcapture_nb._capture import warn_what_was_lost
 from jaxcapture_nb._hosts import should_display
 from jaxcapture_nb._recorder import Include, warn_if_nothing_perturbed
 from jaxcapture_nb._stream import NonFiniteError, Stream
@@ -128,6 +131,7 @@ class Watch:
         display: bool | None,
         publish: str = "auto",
         log_dir: str | os.PathLike[str] | None = None,
+        steps: str = "calls",
     ):
         if model is not None and not isinstance(model, nnx.Module):
             raise TypeError(
@@ -148,7 +152,9 @@ class Watch:
         self.log_dir = log_dir
         self._log: LogWriter | None = None
         self._published_at = -float("inf")
-        self.stream = Stream(bins=bins, include=include, every=every, keep_steps=keep_steps, grads=grads)
+        self.stream = Stream(
+            bins=bins, include=include, every=every, keep_steps=keep_steps, grads=grads, steps=steps
+        )
         self.view: Any = None
         self.overlays: list[Any] = []  # views of several runs that show this one too (overlay_runs)
         self._backend: NnxCapture | None = None
@@ -241,6 +247,21 @@ class Watch:
             self._publish_from_loop()
         self._check()
 
+    def step(self) -> int:
+        """Marks the end of a training step, for ``watch(..., steps="marked")``; returns the step that begins.
+
+        A loop that makes several compiled calls per optimizer step
+        (gradient accumulation: a gradient call per micro-batch, then an
+        update) says where each step ends: everything the model sowed since
+        the last mark is one step, and a site sowed several times in it is
+        recorded as ``name``, ``name[1]``, ... (the micro-batches in order),
+        so its rows line up with ``w.log(step=...)``.
+
+        Raises:
+          RuntimeError: the watch counts compiled calls (``steps="calls"``, the default).
+        """
+        return self.stream.clock.mark()
+
     def update(self, step: int, summaries: Any) -> None:
         """Records summaries made by :func:`~jaxcapture_nb.summarize` in your own step.
 
@@ -291,6 +312,7 @@ class Watch:
             if self._handle is not None:
                 self._handle.update(self.view)  # the saved output gets the final picture
         if exc_type is None:
+            warn_what_was_lost(self._backend)
             if self.stream.grads and self.model is not None:
                 with self.stream.lock:
                     kinds = [kind for _, kind, _ in self.stream.series]
@@ -316,6 +338,7 @@ def watch(
     display: bool | None = None,
     publish: str = "auto",
     log_dir: str | os.PathLike[str] | None = None,
+    steps: str = "calls",
 ) -> Watch:
     """Shows a live view of what ``model`` sows while a training loop runs.
 
@@ -373,6 +396,12 @@ def watch(
         is. A thread of its own writes them and flushes every two seconds;
         only process 0 of a ``jax.distributed`` run writes. Needs
         ``pip install "jaxcapture_nb[tensorboard]"``.
+      steps: what one training step is: ``"calls"`` (the default), each
+        compiled call that takes the model in and sows (a call that scans
+        several steps, ``nnx.scan`` over batches with the model in the
+        carry, records each), an eager call of the model a step of its own;
+        or ``"marked"``, where the loop ends each step with :meth:`Watch.step`
+        (gradient accumulation over several compiled calls).
 
     Returns:
       A :class:`Watch`; ``w.view`` is the widget, ``w.stream`` the history.
@@ -393,4 +422,5 @@ def watch(
         display=display,
         publish=publish,
         log_dir=log_dir,
+        steps=steps,
     )

@@ -119,3 +119,51 @@ class LinenModeNet(nn.Module):
         h = nn.Dropout(0.5, deterministic=not train)(h)
         self.sow("intermediates", "hidden", h)
         return nn.Dense(2)(h)
+
+
+class TrainingArgumentNet(nnx.Module):
+    """Switches train and eval with a ``training`` call argument that it passes down, as EfficientNet does.
+
+    The argument wins over the view options of its BatchNorm and Dropout.
+    """
+
+    def __init__(self, rngs: nnx.Rngs, features: int = 8):
+        self.linear = nnx.Linear(4, features, rngs=rngs)
+        self.bn = nnx.BatchNorm(features, rngs=rngs)
+        self.dropout = nnx.Dropout(0.5, rngs=rngs)
+        self.head = nnx.Linear(features, 2, rngs=rngs)
+
+    def __call__(self, x, training: bool = False):
+        h = nnx.relu(self.bn(self.linear(x), use_running_average=not training))
+        h = self.dropout(h, deterministic=not training)
+        self.sow(nnx.Intermediate, "hidden", h)
+        return self.head(h)
+
+
+class DeterministicArgumentNet(nnx.Module):
+    """Switches train and eval with a ``deterministic`` call argument, as graph attention networks do.
+
+    Its Dropout offers ``deterministic`` as a view option too.
+    """
+
+    def __init__(self, rngs: nnx.Rngs, features: int = 8):
+        self.linear = nnx.Linear(4, features, rngs=rngs)
+        self.bn = nnx.BatchNorm(features, rngs=rngs)
+        self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+    def __call__(self, x, *, deterministic: bool = False):
+        h = self.bn(self.linear(x), use_running_average=deterministic)
+        return self.dropout(h, deterministic=deterministic)
+
+
+class SowingRegressor(nnx.Module):
+    """Two dense layers with the hidden activation sowed: the model of the training-loop tests."""
+
+    def __init__(self, rngs: nnx.Rngs):
+        self.hidden = nnx.Linear(3, 8, rngs=rngs)
+        self.out = nnx.Linear(8, 1, rngs=rngs)
+
+    def __call__(self, x):
+        h = nnx.relu(self.hidden(x))
+        self.sow(nnx.Intermediate, "activation", h)
+        return self.out(h)

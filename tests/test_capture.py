@@ -7,14 +7,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import nnx
+from model_checks import has_captures
 from models import Block, ConvNet
 
 from jaxcapture_nb import Capture, JaxCaptureWarning, capture
 from jaxcapture_nb._step_table import TableSlot
-
-
-def has_captures(model) -> bool:
-    return any("__captures__" in vars(m) for _, m in nnx.iter_modules(model))
 
 
 def test_eager_calls_record_every_sow_in_execution_order(convnet, images):
@@ -78,7 +75,7 @@ def test_keep_summary_computes_summaries_inside_the_jitted_step(convnet, images)
     step = nnx.jit(lambda model, x: model(x).sum())
     with capture(convnet, keep="summary") as cap:
         step(convnet, images)
-        held = [value for *_, value in cap._backend._latest.values()]
+        held = [value for _, value in cap._recorder._pending.values()]
     # What the capture holds is the summary (six statistics, five counts and
     # the 64 histogram bins in one packed row per site), not the tensor.
     assert held and all(isinstance(slot, TableSlot) and slot.packed.shape[-1] == 6 + 5 + 64 for slot in held)
@@ -495,7 +492,7 @@ def test_a_new_block_reuses_the_compiled_step_and_each_policy_traces_its_own(con
     assert len(traces) == 1
     with capture(convnet, keep="summary") as cap:
         step(convnet, images)
-        held = [value for *_, value in cap._backend._latest.values()]
+        held = [value for _, value in cap._recorder._pending.values()]
     assert len(traces) == 2  # keep="summary" stores summaries: its own trace
     assert all(slot.packed.shape[-1] == 6 + 5 + 64 for slot in held)  # a summary, not the tensor
     assert all(r.value is None for r in cap.records)

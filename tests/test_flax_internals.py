@@ -110,7 +110,11 @@ def test_a_capture_checks_first_and_leaves_the_model_untouched(monkeypatch, fres
     model = Tiny()
     with pytest.raises(FlaxCompatibilityError, match="a behaviour this Flax lacks"), capture(model):
         pass
-    assert not any(flax_internals.has_captures(m) for _, m in nnx.iter_modules(model))
+    before = {path: dict(vars(m)) for path, m in nnx.iter_modules(model)}
+    with pytest.raises(FlaxCompatibilityError, match="a behaviour this Flax lacks"), capture(model):
+        pass
+    assert {path: dict(vars(m)) for path, m in nnx.iter_modules(model)} == before
+    assert not any(flax_internals.CAPTURES in vars(type(m)) for _, m in nnx.iter_modules(model))
     monkeypatch.delitem(flax_internals.ASSUMPTIONS, "a behaviour this Flax lacks")
     flax_internals.check.cache_clear()
     with capture(model) as cap:

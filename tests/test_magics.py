@@ -3,13 +3,10 @@
 import jax.numpy as jnp
 import pytest
 from flax import nnx
+from model_checks import has_captures
 from models import ConvNet
 
 from jaxcapture_nb import Capture
-
-
-def has_captures(model) -> bool:
-    return any("__captures__" in vars(m) for _, m in nnx.iter_modules(model))
 
 
 @pytest.fixture

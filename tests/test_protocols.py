@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import pytest
 from flax import nnx
 
-from jaxcapture_nb._protocols import SiteRecorder
+from jaxcapture_nb._protocols import Delivery, Item, PackedRow, SiteRecorder
 from jaxcapture_nb._recorder import Recorder
 from jaxcapture_nb._stream import Stream
 from jaxcapture_nb._summary import packed_summary
@@ -18,15 +18,17 @@ def _recorders():
 
 
 @pytest.mark.parametrize("recorder", _recorders(), ids=["all", "last", "summary", "stream"])
-def test_both_recorders_take_every_call_the_protocol_names(recorder):
+def test_both_recorders_take_the_one_event_the_protocol_names(recorder):
     assert isinstance(recorder, SiteRecorder)
     x = jnp.arange(4.0)
-    recorder.add_drain(lambda: None)
-    recorder.drain()
-    recorder.expect(("m",), nnx.Intermediate, "h", 1)
-    recorder.add(("m",), nnx.Intermediate, "h", x, step=0, index=0, skipped=0)
-    recorder.add_row(("m",), nnx.Intermediate, "h", packed_summary(x, 8), ((4,), x.dtype), 0, step=0, index=1)
-    recorder.call_returned()
+    drained = []
+    recorder.add_drain(drained.append)
+    recorder.drain(final=True)
+    assert drained == [True]
+    row = PackedRow(packed_summary(x, 8), (4,), x.dtype)
+    step = recorder.clock.call()
+    recorder.deliver(Delivery(step, (Item(("m",), nnx.Intermediate, "h", 0, 0, x),)))
+    recorder.deliver(Delivery(step, (Item(("m",), nnx.Intermediate, "h", 1, 1, row),)))
     assert recorder.records_step(0)
 
 
@@ -47,16 +49,15 @@ def test_every_is_decided_by_records_step_for_host_and_traced_steps():
     assert Recorder().records_step(5)
 
 
-def test_a_row_of_a_step_that_is_not_recorded_is_counted_and_dropped():
+def test_a_step_that_is_not_recorded_is_counted_and_a_repeated_delivery_dropped():
     stream = Stream(bins=8, include=None, every=2, keep_steps=10, grads=False)
     x = jnp.arange(4.0)
+    row = PackedRow(packed_summary(x, 8), (4,), x.dtype)
     for step in range(4):
-        for index in range(2):
-            stream.add_row(
-                (), nnx.Intermediate, "r", packed_summary(x, 8), ((4,), x.dtype), 0, step=step, index=index
-            )
-    # A second row of a step already recorded (a recomputed forward pass) is dropped.
-    stream.add_row((), nnx.Intermediate, "r", packed_summary(x, 8), ((4,), x.dtype), 0, step=2, index=0)
+        items = tuple(Item((), nnx.Intermediate, "r", index, index, row) for index in range(2))
+        stream.deliver(Delivery(step, items, repeatable=True))
+    # A second delivery of a step already recorded (a recomputed forward pass calling back) is dropped.
+    stream.deliver(Delivery(2, (Item((), nnx.Intermediate, "r", 0, 0, row),), repeatable=True))
     stream.settle()
     assert {s.label: (s.calls, s.steps[: s.size].tolist()) for s in stream.series.values()} == {
         "r": (4, [0, 2]),

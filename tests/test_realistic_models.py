@@ -554,10 +554,10 @@ def test_compare_modes_shifts_each_leaf_and_the_dropout_sites(tokens):
     assert shifts["blocks.0.attn.logits"] == 0.0
     by_site = {s.site: s for s in result.sites}
     for prefix in LIST_PREFIXES:
-        # Dropout runs twice in each block: two sites, #0 and #1.
+        # Dropout runs twice in each block: two sites, named as watch() names them.
         for site in (
-            f"{prefix}dropout.__call__#0",
-            f"{prefix}dropout.__call__#1",
+            f"{prefix}dropout.__call__",
+            f"{prefix}dropout.__call__[1]",
             f"{prefix}mlp.dropout.__call__",
         ):
             assert shifts[site] > 0.05, site

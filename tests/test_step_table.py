@@ -83,17 +83,16 @@ def test_models_of_other_shapes_reuse_one_compiled_summary_program(block):
 
 
 def test_a_step_hands_its_small_values_over_as_one_table(monkeypatch):
-    from jaxcapture_nb._backends.nnx import NnxCapture
+    from jaxcapture_nb._stream import Stream
 
     tables = []
-    take = NnxCapture.take
+    deliver = Stream.deliver
 
-    def spy(self, sink):
-        if (sink.path, sink.var_type) not in self._taken:  # JAX may rebuild a call's outputs twice
-            tables.extend(sink.tables)
-        take(self, sink)
+    def spy(self, delivery):
+        tables.extend(delivery.tables)
+        deliver(self, delivery)
 
-    monkeypatch.setattr(NnxCapture, "take", spy)
+    monkeypatch.setattr(Stream, "deliver", spy)
     model = Stack([4, 8, 8, 8], nnx.Rngs(0))
     step = nnx.jit(lambda m, x: m(x))
     with watch(model, display=False) as w:
@@ -203,7 +202,7 @@ def test_a_capture_compiles_summaries_beside_the_step_and_a_watch_once_the_step_
         started.append(tracing())
         _step_table.compile_ahead(sizes, dtype, bins)
 
-    monkeypatch.setattr("jaxcapture_nb._backends.nnx.compile_ahead", noting)
+    monkeypatch.setattr("jaxcapture_nb._backends.nnx.parcel.compile_ahead", noting)
     monkeypatch.setattr("jaxcapture_nb._stream.compile_ahead", noting)
     step = nnx.jit(lambda m, x: m(x))
     x = jnp.ones((2, 4))

@@ -169,19 +169,19 @@ def summarized_calls(monkeypatch):
     calls: list[bool] = []
     call_of: dict[int, int] = {}
     tables: list[StepTable] = []  # kept alive, so that ids stay unique
-    add_table, packed = Stream.add_table, StepTable.packed
+    add_table, packed = Stream._add_table, StepTable.packed
 
-    def note_call(self, table, step):
+    def note_call(self, table, *args):
         call_of[id(table)] = len(calls)
         tables.append(table)
         calls.append(False)
-        add_table(self, table, step)
+        add_table(self, table, *args)
 
     def note_summaries(self, bins, layout=None):
         calls[call_of[id(self)]] = True
         return packed(self, bins, layout)
 
-    monkeypatch.setattr(Stream, "add_table", note_call)
+    monkeypatch.setattr(Stream, "_add_table", note_call)
     monkeypatch.setattr(StepTable, "packed", note_summaries)
     return calls
 
@@ -208,19 +208,17 @@ def test_every_records_one_step_in_n_and_summarizes_only_those(setup, monkeypatc
 
 
 def test_a_step_summarizes_all_its_sites_in_one_batch(setup, monkeypatch):
-    from jaxcapture_nb._backends.nnx import NnxCapture
+    from jaxcapture_nb._backends.nnx import levels
 
     model, optimizer, x, y = setup
     batches = []
-    summarize_deferred = NnxCapture.summarize_deferred
+    pack = levels.pack
 
-    def spy(self):
-        before = len(self._deferred)
-        tables = summarize_deferred(self)
-        batches.append(before - len(self._deferred))
-        return tables
+    def spy(entries, *args, **kwargs):
+        batches.append(len(entries))
+        return pack(entries, *args, **kwargs)
 
-    monkeypatch.setattr(NnxCapture, "summarize_deferred", spy)
+    monkeypatch.setattr(levels, "pack", spy)
     step = make_step([])
     with watch(model, methods=True, display=False) as w:
         for _ in range(3):
@@ -329,20 +327,22 @@ def test_grads_on_a_model_that_never_perturbs_warn_once_naming_perturb():
 def test_sites_sent_by_callback_are_listed_in_the_order_the_model_computes_them(setup, monkeypatch):
     model, optimizer, x, y = setup
     step = make_step([])
-    listed_at_arrivals = []
-    add_row = Stream.add_row
+    deliver = Stream.deliver
 
-    def note_arrival(self, *args, **kwargs):
-        listed_at_arrivals.append(list(self.series))
-        add_row(self, *args, **kwargs)
+    def backwards(self, delivery):
+        held.append(delivery)
+        if len(held) == 3:  # the three callbacks of the step, handed over last first
+            for one in reversed(held):
+                deliver(self, one)
 
-    monkeypatch.setattr(Stream, "add_row", note_arrival)
+    held = []
+    monkeypatch.setattr(Stream, "deliver", backwards)
     with watch(model, grads=True, display=False) as w:
         step(model, optimizer, x, y)
-    # Listed as traced, forward then backward, before any callback ran: the
-    # callbacks of the activation and of the gradient may run in either order.
+    # Listed as traced, forward then backward, whatever order the callbacks
+    # of the activation and of the gradient ran in.
     order = [((), "Perturbation", "h"), ((), "Intermediate", "act"), ((), "Gradient", "h")]
-    assert listed_at_arrivals == [order] * 3
+    assert len(held) == 3
     assert list(w.stream.series) == order
 
 
@@ -383,13 +383,14 @@ def test_with_grads_the_first_site_traced_is_flagged_whichever_callback_runs_fir
     model, optimizer, x, y = setup
     step = make_step([])
     orders = {}
-    add_row = Stream.add_row
+    deliver = Stream.deliver
 
-    def note_order(self, path, var_type, name, row, layout, order, **at):
-        orders.setdefault(var_type.__name__, set()).add(order)
-        add_row(self, path, var_type, name, row, layout, order, **at)
+    def note_order(self, delivery):
+        for item in delivery.items:
+            orders.setdefault(item.var_type.__name__, set()).add(item.order)
+        deliver(self, delivery)
 
-    monkeypatch.setattr(Stream, "add_row", note_order)
+    monkeypatch.setattr(Stream, "deliver", note_order)
     with watch(model, grads=True, display=False) as w:
         for i in range(3):
             step(model, optimizer, x.at[0, 0].set(jnp.nan) if i == 2 else x, y)

@@ -1,18 +1,26 @@
 """Every use of Flax's private behaviour, behind one door (JAX's is in ``jaxcapture_nb._tracing``).
 
-The package hooks into Flax below its public API: NNX's ``Module.sow`` and
-``Module.perturb`` write into a ``__captures__`` attribute when a module has
-one (the protocol behind ``nnx.capture``), ``flax.nnx.pytreelib.data`` makes
-that attribute part of the module's pytree, ``nnx.List`` keeps its items in
-attributes named by their index, ``nnx.view_info`` prints ``set_view``'s
-arguments in a fixed layout, and a frozen Linen module still takes an
-attribute set through ``object.__setattr__``. None of this is promised by
-Flax, so each use lives here with the Flax source it relies on, and
-:func:`check` tries every one on tiny modules the first time a capture
-starts: an upgrade that changes one fails with an error naming it, the
-installed Flax and the releases this package was tested with, instead of
-recording nothing or the wrong thing. A Flax whose ``sow`` no longer goes
-through ``__captures__`` at all (a functional ``sow``) is named as such.
+The package hooks into Flax below its public API. NNX's ``Module.sow`` and
+``Module.perturb`` write into ``self.__captures__`` when a module has one
+(the protocol behind ``nnx.capture``); a class attribute counts, so a
+capture gives the model's classes one and changes no module. A module is
+known by its ``_pytree__nodes`` mapping, which Flax keeps by reference in
+every graph definition and pytree structure it makes of the module, so
+the copies a transform traces (``nnx.jit``, ``nnx.scan``, ``jax.jit`` over
+``nnx.merge``) hold the same mapping object. Flax's graph-mode transforms
+carry a Variable that their function adds to a module out to the caller's
+module, setting it with ``object.__setattr__`` (which a data descriptor on
+the class sees), and a module remembers the trace it was made in. ``nnx.List``
+keeps its items in attributes named by their index, ``nnx.view_info``
+prints ``set_view``'s arguments in a fixed layout, and a frozen Linen
+module still takes an attribute set through ``object.__setattr__``. None
+of this is promised by Flax, so each use lives here with the Flax source
+it relies on, and :func:`check` tries every one on tiny modules the first
+time a capture starts: an upgrade that changes one fails with an error
+naming it, the installed Flax and the releases this package was tested
+with, instead of recording nothing or the wrong thing. A Flax whose
+``sow`` no longer goes through ``__captures__`` at all (a functional
+``sow``) is named as such.
 """
 
 from __future__ import annotations
@@ -42,11 +50,13 @@ FLAX_RANGES = (
 FLAX_REQUIREMENT, _, TESTED_FLAX = FLAX_RANGES[sys.version_info >= (3, 12)]
 
 # flax/nnx/module.py, Module.sow and Module.perturb: a module with this
-# attribute stores sowed and perturbed values into it instead of into
-# Variables of its own.
-_CAPTURES = "__captures__"
-# flax/nnx/pytreelib.py: Flax's own bookkeeping attributes of a Pytree.
+# attribute (``hasattr``) stores sowed and perturbed values into it instead
+# of into Variables of its own.
+CAPTURES = "__captures__"
+# flax/nnx/pytreelib.py: Flax's own bookkeeping attributes of a Pytree, and
+# the mapping of a module's attribute names to whether each is data.
 _PYTREE_PREFIX = "_pytree__"
+_NODES = "_pytree__nodes"
 
 
 class FlaxCompatibilityError(RuntimeError):
@@ -56,36 +66,122 @@ class FlaxCompatibilityError(RuntimeError):
 # -- NNX: the __captures__ protocol --------------------------------------------
 
 
-def set_captures(module: nnx.Module, variables: tuple[nnx.Variable, ...]) -> None:
-    """Makes ``module.sow``/``perturb`` store into ``variables``, one Variable per type.
+def leftover_captures(module: nnx.Module) -> Any:
+    """A ``__captures__`` attribute of the module itself (``nnx.capture`` leaves one when its function raises), else None.
 
-    ``Module.sow(var_type, name, value)`` picks the Variable whose type is
-    exactly ``var_type`` and does ``var[name] = reduce_fn(...)`` (with
-    ``name in var`` deciding between a first and a later sow);
-    ``Module.perturb`` stores zeros the same way and reads ``var[name]``
-    back. ``pytreelib.data`` marks the attribute as pytree data, so
-    ``nnx.jit``, ``nnx.scan`` and ``nnx.vmap`` carry what the Variables hold
-    in and out of their traces, as ``nnx.capture`` relies on too.
+    One on the instance hides the class attribute a capture installs.
     """
-    from flax.nnx import pytreelib  # private: flax/nnx/pytreelib.py
-
-    setattr(module, _CAPTURES, pytreelib.data(variables))
+    return vars(module).get(CAPTURES)
 
 
-def captures(module: nnx.Module) -> tuple[nnx.Variable, ...]:
-    """The Variables :func:`set_captures` gave ``module`` (or anyone else did), else ()."""
-    return vars(module).get(_CAPTURES, ())
+# -- NNX: knowing a module in every copy of it ----------------------------------
 
 
-def has_captures(module: nnx.Module) -> bool:
-    """Whether ``module`` has a ``__captures__`` attribute, ours or ``nnx.capture``'s leftover."""
-    return _CAPTURES in vars(module)
+def site_key(module: nnx.Module) -> Any:
+    """The object that identifies ``module`` and every copy Flax makes of it: its ``_pytree__nodes`` mapping.
+
+    flax/nnx/pytreelib.py: each module keeps a ``HashableMapping`` of its
+    attribute names in the instance attribute ``_pytree__nodes``, a static
+    attribute like any other, so ``split``/``merge``, graph-mode and
+    tree-mode flattening put the same object into the copies. A module
+    gets its own mapping the first time an attribute is set on it (Flax
+    makes a new one with ``update``); until then it shares its class's.
+    """
+    return vars(module).get(_NODES)
 
 
-def remove_captures(module: nnx.Module) -> None:
-    """Removes ``module``'s ``__captures__`` attribute, if any."""
-    if _CAPTURES in vars(module):
-        delattr(module, _CAPTURES)
+def own_site_key(module: nnx.Module) -> Any:
+    """Gives ``module`` a mapping of its own if it shares its class's, equal to it (graph definitions stay equal)."""
+    key = site_key(module)
+    if key is not None and key is getattr(type(module), _NODES, None):
+        key = fresh_site_key(module)
+    return key
+
+
+def fresh_site_key(module: nnx.Module) -> Any:
+    """Gives ``module`` a new mapping, equal to its own (a clone shares its original's)."""
+    key = site_key(module)
+    key = type(key)(dict(key.items()))
+    object.__setattr__(module, _NODES, key)
+    return key
+
+
+def mark_data(key: Any, attribute: str) -> None:
+    """Marks ``attribute`` as data in a module's mapping, in place: every copy that holds the mapping sees it.
+
+    flax/typing.py: ``HashableMapping`` keeps its entries in ``_mapping``.
+    A module whose mapping marks an attribute it does not have is
+    flattened as before (Flax reads the attributes from ``vars``), and one
+    given that attribute inside a transform keeps the graph definition its
+    copies outside have: a Variable added there leaves it as data.
+    """
+    key._mapping[attribute] = True
+
+
+def unmark(key: Any, attribute: str) -> None:
+    """Undoes :func:`mark_data` (and :func:`mark_site`)."""
+    key._mapping.pop(attribute, None)
+
+
+def mark_site(key: Any, site: str) -> str:
+    """Makes a module's mapping tell its site, in place; returns the entry, for :func:`unmark`.
+
+    Two modules of the same class and attributes have equal mappings, so
+    equal graph definitions, and JAX reuses what it traced for one (``remat``,
+    ``scan``) for the other: the values sowed in that trace would be the
+    first one's. An entry of its own (static, for an attribute that does not
+    exist) makes each module's graph definition its own.
+    """
+    entry = f"~jaxcapture_nb site {site}"
+    key._mapping[entry] = False
+    return entry
+
+
+def without_attribute(module: nnx.Module, attribute: str) -> None:
+    """Puts back a mapping without ``attribute`` (equal to the one before), undoing Flax's ``_setattr`` of it."""
+    current = site_key(module)
+    if current is not None and attribute in current:
+        object.__setattr__(
+            module, _NODES, type(current)({k: v for k, v in current.items() if k != attribute})
+        )
+
+
+def made_in_this_trace(module: nnx.Module) -> bool:
+    """Whether ``module`` was made (or merged) by the trace that runs now, so that it may take new attributes.
+
+    flax/nnx/pytreelib.py: ``PytreeState.trace_state`` records the JAX
+    trace a module was made in, and Flax refuses to change a module from
+    another one.
+    """
+    state = vars(module).get("_pytree__state")
+    return state is not None and state.trace_state.is_valid()
+
+
+def graph_updates_on() -> bool:
+    """Whether Flax transforms run now in graph mode with graph updates (``nnx.set_graph_mode``, ``set_graph_updates``).
+
+    Only then does a transform carry a Variable its function added to a
+    module out to the caller (flax/nnx/transforms: ``graph and
+    graph_updates``); tree-mode transforms drop it.
+    """
+    graphlib = nnx.graphlib
+    modes = [getattr(graphlib, name, None) for name in ("set_graph_mode", "set_graph_updates")]
+    return all(mode is None or mode.current_value() for mode in modes)
+
+
+def first_variable_shape(module: nnx.Module) -> tuple[int, ...] | None:
+    """The shape of the first array among a module's Variables and its submodules' (by attribute name), or None."""
+    for name in sorted(vars(module)):
+        value = vars(module)[name]
+        if isinstance(value, nnx.Variable):
+            raw = value.get_raw_value()
+            if hasattr(raw, "shape"):
+                return tuple(raw.shape)
+        elif isinstance(value, nnx.Module) and not is_flax_bookkeeping(name):
+            shape = first_variable_shape(value)
+            if shape is not None:
+                return shape
+    return None
 
 
 def held_value(variable: nnx.Variable) -> Any:
@@ -93,23 +189,9 @@ def held_value(variable: nnx.Variable) -> Any:
     return variable.get_raw_value()
 
 
-def copying_for_a_read() -> bool:
-    """Whether the pytree being flattened is a Variable's value that ``Variable.get_value`` copies.
-
-    flax/nnx/variablelib.py: ``Variable.get_value`` (behind ``name in var``
-    and ``var[name]``, which ``Module.sow`` and ``perturb`` use) copies what
-    the Variable holds with ``jax.tree.map``. Only the few frames between
-    ``get_value`` and the flatten it causes are looked at; if Flax stops
-    copying this way the answer is just False.
-    """
-    frame = sys._getframe(1)
-    for _ in range(6):
-        if frame is None:
-            return False
-        if frame.f_code is nnx.Variable.get_value.__code__:
-            return True
-        frame = frame.f_back
-    return False
+def set_held_value(variable: nnx.Variable, value: Any) -> None:
+    """Replaces what a Variable holds, from any trace (``Variable.set_raw_value``, unchecked)."""
+    variable.set_raw_value(value, _unsafe_bypass_check=True)
 
 
 # -- NNX: where modules keep their children -------------------------------------
@@ -183,6 +265,9 @@ def unshadow_attribute(module: nn.Module, name: str) -> None:
 
 
 class _Probe(nnx.Module):
+    def __init__(self):
+        self.scale = nnx.Param(np.ones(2, np.float32))
+
     def __call__(self, x, **options):
         self.sow(nnx.Intermediate, "sowed", x, **options)
         return self.perturb("perturbed", x, **options)
@@ -210,6 +295,30 @@ class _Recording(dict):
         super().__setitem__(name, value)
 
 
+class _ClassCaptures:
+    """A class attribute that hands ``sow`` and ``perturb`` the Variables of one probe instance."""
+
+    def __init__(self, owner: Any, variables: tuple[nnx.Variable, ...]):
+        self.owner, self.variables = owner, variables
+
+    def __get__(self, module: Any, cls: Any = None) -> Any:
+        if module is not self.owner:
+            raise AttributeError(CAPTURES)
+        return self.variables
+
+
+def _probe_with_captures(*mappings: dict) -> _Probe:
+    """A probe of a class of its own whose ``__captures__`` class attribute holds ``mappings`` (Intermediate, Perturbation)."""
+    probe = type("_CapturedProbe", (_Probe,), {})()
+    types = (nnx.Intermediate, nnx.Perturbation)
+    setattr(
+        type(probe),
+        CAPTURES,
+        _ClassCaptures(probe, tuple(t(m) for t, m in zip(types, mappings, strict=False))),
+    )
+    return probe
+
+
 def _sow_options() -> list[dict[str, Any]]:
     """Each way a model may call ``sow`` and ``perturb``.
 
@@ -224,8 +333,8 @@ def _sow_options() -> list[dict[str, Any]]:
 
 def _sow_goes_through_captures() -> bool:
     for options in _sow_options():
-        probe, sowed = _Probe(), _Recording()
-        set_captures(probe, (nnx.Intermediate(sowed),))
+        sowed = _Recording()
+        probe = _probe_with_captures(sowed)
         probe.sow(nnx.Intermediate, "sowed", np.ones(2, np.float32), **options)
         if not sowed.touched:
             return False
@@ -234,27 +343,73 @@ def _sow_goes_through_captures() -> bool:
 
 def _sow_and_perturb_use_captures() -> bool:
     for options in _sow_options():
-        probe = _Probe()
         sowed, perturbed = _Recording(), _Recording()
-        set_captures(probe, (nnx.Intermediate(sowed), nnx.Perturbation(perturbed)))
+        probe = _probe_with_captures(sowed, perturbed)
         x = np.ones(2, np.float32)
         probe(x, **options)
         if not (
             len(sowed) == 1
             and sowed.get("sowed", (None,))[0] is x
             and "perturbed" in perturbed.read
-            and held_value(captures(probe)[0]) is sowed
+            and "sowed" not in vars(probe)
         ):
             return False
     return True
 
 
-def _captures_are_pytree_data() -> bool:
-    probe, marker = _Probe(), np.arange(3.0)
-    set_captures(probe, (nnx.Intermediate({"marker": marker}),))
-    found = any(leaf is marker for leaf in jax.tree.leaves(probe))
-    remove_captures(probe)
-    return found and not has_captures(probe)
+def _copies_share_the_site_key() -> bool:
+    probe = _Probe()
+    key = own_site_key(probe)
+    graph_copy = nnx.merge(*nnx.split(probe))
+    leaves, treedef = jax.tree.flatten(probe)
+    tree_copy = jax.tree.unflatten(treedef, leaves)
+    return site_key(graph_copy) is key and site_key(tree_copy) is key and graph_copy is not probe
+
+
+class _SeenSets:
+    """A data descriptor that notes each set of one attribute and keeps the value in the instance."""
+
+    def __init__(self, name: str):
+        self.name, self.seen = name, 0
+
+    def __get__(self, module: Any, cls: Any = None) -> Any:
+        if module is None:
+            return self
+        try:
+            return vars(module)[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+    def __set__(self, module: Any, value: Any) -> None:
+        self.seen += 1
+        vars(module)[self.name] = value
+
+
+def _transforms_carry_new_variables_out() -> bool:
+    seen = _SeenSets("grown")
+    cls = type("_GrowingProbe", (_Probe,), {"grown": seen})
+
+    inside: list[bool] = []
+
+    def grow(module, x):
+        inside.append(made_in_this_trace(module))
+        module.grown = nnx.Intermediate(x * module.scale[...])
+        return x
+
+    probe = cls()
+    try:
+        transform = nnx.remat(grow, graph=True, graph_updates=True)  # whatever mode the caller set
+    except TypeError:  # a Flax whose transforms have no tree mode
+        transform = nnx.remat(grow)
+    transform(probe, np.ones(2, np.float32))
+    grown = vars(probe).get("grown")
+    return inside == [True] and seen.seen >= 2 and isinstance(grown, nnx.Intermediate)
+
+
+def _modules_remember_their_trace() -> bool:
+    probe, seen = _Probe(), []
+    jax.make_jaxpr(lambda x: seen.append(made_in_this_trace(probe)) or x)(1.0)
+    return seen == [False] and made_in_this_trace(probe)
 
 
 def _list_items_in_index_attributes() -> bool:
@@ -280,7 +435,9 @@ def _frozen_linen_module_takes_a_shadow() -> bool:
     return shadowed and module.apply is not marker
 
 
-_SOW_GOES_THROUGH_CAPTURES = "Module.sow goes through a module's __captures__ attribute when it has one"
+_SOW_GOES_THROUGH_CAPTURES = (
+    "Module.sow goes through a module's __captures__ attribute when it has one, a class attribute included"
+)
 
 # What each probe shows, in the words an error names it by.
 ASSUMPTIONS: dict[str, Callable[[], bool]] = {
@@ -288,7 +445,13 @@ ASSUMPTIONS: dict[str, Callable[[], bool]] = {
     "Module.sow and Module.perturb store into the module's __captures__ Variables": (
         _sow_and_perturb_use_captures
     ),
-    "flax.nnx.pytreelib.data makes __captures__ part of the module's pytree": _captures_are_pytree_data,
+    "the copies nnx.split/nnx.merge and jax.tree make of a module hold its _pytree__nodes mapping": (
+        _copies_share_the_site_key
+    ),
+    "a graph-mode transform carries a Variable its function adds to a module out, with object.__setattr__": (
+        _transforms_carry_new_variables_out
+    ),
+    "a module's _pytree__state knows the trace it was made in": _modules_remember_their_trace,
     "nnx.List keeps item i in attribute 'i'": _list_items_in_index_attributes,
     "nnx.view_info prints set_view's arguments as '  name: description' lines": _view_info_lists_arguments,
     "a frozen Linen module takes an attribute set with object.__setattr__": _frozen_linen_module_takes_a_shadow,

@@ -29,7 +29,7 @@ from flax import linen as nn
 
 from jaxcapture_nb._backends import flax_internals
 from jaxcapture_nb._hosts import host_callback
-from jaxcapture_nb._protocols import SiteRecorder
+from jaxcapture_nb._protocols import Delivery, Item, SiteRecorder
 from jaxcapture_nb._records import leaf_sites
 from jaxcapture_nb._summary import summarize
 from jaxcapture_nb._tracing import is_tracer
@@ -116,9 +116,14 @@ class LinenCapture:
         _ACTIVE.pop(id(self.module), None)
 
     def record_sites(self, sites: list[tuple[tuple[str, ...], str, Any]]) -> None:
-        """Records ``(path, name, value)`` of every site, in order."""
-        for path, name, value in sites:
-            self.recorder.add(path, COLLECTION, name, value)
+        """Records ``(path, name, value)`` of every site of one ``apply``, in order, as one step."""
+        seen: dict[tuple[tuple[str, ...], str], int] = {}
+        items = []
+        for order, (path, name, value) in enumerate(sites):
+            index = seen[(path, name)] = seen.get((path, name), -1) + 1
+            items.append(Item(path, COLLECTION, name, index, order, value))
+        if items:
+            self.recorder.deliver(Delivery(self.recorder.clock.call(), tuple(items)))
 
     def _apply(self, original, variables, *args, mutable=False, capture_intermediates=False, **kwargs):
         # Stale values from init() or an earlier apply() would be extended,

@@ -1,0 +1,172 @@
+"""StepClock: the one place that numbers the training steps values belong to.
+
+A backend asks the clock, and nothing else, which step a value is recorded
+at: the step a compiled call starting now belongs to (its gate for
+``every=N`` and the tag of its host callbacks), the step of a call whose
+values came back, and the step of a value that arrives on its own (an eager
+call's, or a host callback's without a tag). The recorder records at the
+step it is told. Two ways of counting:
+
+* ``"calls"`` (the default): each compiled call of the watched model that
+  sows is one step, an eager call of the model is a step of its own, and
+  a call that scans several training steps records each as its own step.
+* ``"marked"``: the training loop says where a step ends (``Watch.step()``),
+  for loops that make several compiled calls per optimizer step (gradient
+  accumulation): everything sowed between two marks is one step, and a site
+  sowed several times in it is recorded as ``name``, ``name[1]``, ...
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+from typing import Any
+
+STEP_MODES = ("calls", "marked")
+
+# A step reaches the device as a float32, exact up to 2**24: a model's state
+# may be differentiated whole (tree-mode ``nnx.grad``), which takes floats
+# only. So it goes as its remainder modulo a period below that (a multiple
+# of ``every``, so that the device's gate is exact), and the host takes a
+# step that comes back to the one nearest the steps it has counted.
+_EXACT = 2**24
+
+
+class StepClock:
+    """Numbers steps; thread-safe, since host callbacks arrive on the runtime's threads.
+
+    Args:
+      mode: ``"calls"`` or ``"marked"`` (see the module doc).
+      every: the recorder records one step in ``every``: the period of the
+        steps the device sees is a multiple of it.
+
+    Example:
+      >>> clock = StepClock()
+      >>> clock.entry(), clock.call(), clock.entry()
+      (0, 0, 1)
+      >>> [clock.single("h"), clock.single("o"), clock.single("h")]
+      [1, 1, 2]
+      >>> marked = StepClock("marked")
+      >>> marked.call(), marked.call(), marked.mark(), marked.call()
+      (0, 0, 1, 1)
+    """
+
+    def __init__(self, mode: str = "calls", every: int = 1):
+        if mode not in STEP_MODES:
+            raise ValueError(f"steps must be one of {STEP_MODES}, got {mode!r}")
+        self.mode = mode
+        self.period = every * (_EXACT // every)
+        self._lock = threading.Lock()
+        self._next = 0  # the step the next compiled call gets
+        self._entered = 0  # the step the last call that took the model in began at
+        # The step values arriving one by one are recorded at, and the keys
+        # already seen in it: a key seen again starts the next step.
+        self._single_step: int | None = None
+        self._single_seen: set[Hashable] = set()
+        # A compiled call that scanned its steps: the device array holding
+        # the step after its last, read once the next step is asked for.
+        self._scanned_until: Any = None
+
+    @property
+    def marked(self) -> bool:
+        return self.mode == "marked"
+
+    def entry(self) -> int:
+        """The step a compiled call that starts now belongs to (its first, if it scans several)."""
+        with self._lock:
+            self._settle_scanned()
+            self._entered = self._next
+            return self._next
+
+    def on_device(self, step: int) -> float:
+        """How a step goes to the device (see ``_EXACT``).
+
+        Example:
+          >>> clock = StepClock(every=10)
+          >>> clock.on_device(3), clock.on_device(clock.period + 3), clock.from_device(3.0)
+          (3.0, 3.0, 3)
+        """
+        return float(step % self.period)
+
+    def from_device(self, tag: Any) -> int:
+        """The step a value from the device (see :meth:`on_device`) stands for: the nearest to the steps counted."""
+        tag = int(tag)
+        near = self._next
+        return near + (tag - near + self.period // 2) % self.period - self.period // 2
+
+    def call(self) -> int:
+        """A compiled call's values came back: its step (the one it took in). Moves on past it when counting calls."""
+        with self._lock:
+            self._settle_scanned()
+            if self.marked:
+                return self._next
+            step = self._entered
+            self._next = max(self._next, step + 1)
+            self._entered = self._next
+            self._single_step = None
+            return step
+
+    def scanned(self, first: int, after_last: Any) -> None:
+        """A compiled call scanned steps from ``first`` on; ``after_last`` (a device array) is the step after them.
+
+        Its steps are tagged on the device, so the host learns how many
+        there were only when the array is read: the next :meth:`entry`
+        reads it, which waits for that call if it is still running.
+        """
+        with self._lock:
+            if not self.marked:
+                self._next = max(self._next, first + 1)
+                self._scanned_until = after_last
+                self._single_step = None
+
+    def _settle_scanned(self) -> None:
+        if self._scanned_until is not None:
+            after_last, self._scanned_until = self._scanned_until, None
+            self._next = max(self._next, self.from_device(after_last))
+
+    def tagged(self, tag: Any) -> int:
+        """A value that came with its step as the device saw it (a host callback): that step, noted as seen."""
+        with self._lock:
+            step = self.from_device(tag)
+            if not self.marked:
+                self._next = max(self._next, step + 1)
+            return step if not self.marked else self._next
+
+    def single(self, key: Hashable) -> int:
+        """The step of a value that arrives on its own (eager, or a callback without a step).
+
+        Values arriving one by one share a step until a ``key`` (a site)
+        comes again, which starts the next: an eager call of the model is
+        one step, each site recorded once in it.
+        """
+        with self._lock:
+            self._settle_scanned()
+            if self.marked:
+                return self._next
+            if self._single_step is None or key in self._single_seen:
+                self._single_step, self._single_seen = self._next, set()
+                self._next += 1
+            self._single_seen.add(key)
+            return self._single_step
+
+    def mark(self) -> int:
+        """Ends the current step (``"marked"`` mode); returns the step that starts.
+
+        Raises:
+          RuntimeError: the clock counts calls.
+        """
+        if not self.marked:
+            raise RuntimeError(
+                "Watch.step() marks where a training step ends, which needs watch(..., steps='marked'); "
+                "by default each compiled call of the model is one step"
+            )
+        with self._lock:
+            self._next += 1
+            return self._next
+
+    @property
+    def steps_seen(self) -> int:
+        """Steps begun so far; does not wait for a call that scans its steps."""
+        with self._lock:
+            # Counting calls, the next step has not begun; between marks, it has.
+            return self._next + 1 if self.marked else self._next

@@ -1,0 +1,398 @@
+"""Every way Flax documents to write a training step, watched and captured.
+
+Each style trains the same model on the same batches. Watched, each records
+the sowed activation at every training step, with the values the model
+computes at that step, and leaves the model exactly as the same loop
+without a watch leaves it: same parameters, same attributes. A step made
+before the block (a ``cached_partial``, or a graph definition split off for
+``jax.jit``) is recorded too, through host callbacks. One style that Flax
+itself refuses is refused with the same error, watched or not.
+"""
+
+import functools
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+from flax import nnx
+from models import SowingRegressor
+
+from jaxcapture_nb import capture, watch
+
+STEPS = 4
+BATCHES = jax.random.normal(jax.random.key(1), (STEPS, 8, 3))
+TARGETS = jnp.ones((STEPS, 8, 1))
+SITE = "activation"
+
+
+def fresh():
+    model = SowingRegressor(nnx.Rngs(0))
+    return model, nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+
+
+def loss_fn(model, x, y):
+    return jnp.mean((model(x) - y) ** 2)
+
+
+def train_step(model, optimizer, x, y):
+    """One SGD step; the sows are popped as Flax asks of a cached_partial step (a no-op when watched)."""
+    loss, grads = nnx.value_and_grad(loss_fn)(model, x, y)
+    optimizer.update(model, grads)
+    nnx.pop(model, nnx.Intermediate)
+    return loss
+
+
+def activation_mean(model, x):
+    return float(jnp.mean(nnx.relu(model.hidden(x))))
+
+
+@functools.cache
+def reference(micro_batches=1):
+    """The eager run without a watch: final parameters and the activation's mean at each forward pass, per step."""
+    model, optimizer = fresh()
+    means = []
+    for step in range(0, STEPS, micro_batches):
+        grads = None
+        for k in range(micro_batches):
+            x, y = BATCHES[step + k], TARGETS[step + k]
+            means.append(activation_mean(model, x))
+            g = nnx.grad(loss_fn)(model, x, y)
+            nnx.pop(model, nnx.Intermediate)
+            grads = g if grads is None else jax.tree.map(jnp.add, grads, g)
+        optimizer.update(model, grads)
+    return jax.tree.leaves(nnx.state(model, nnx.Param)), means
+
+
+# -- the styles: each trains STEPS steps; returns the number of traces --------------------
+
+
+def graph_jit(model, optimizer, traces):
+    step = nnx.jit(counted(train_step, traces))
+    for i in range(STEPS):
+        step(model, optimizer, BATCHES[i], TARGETS[i])
+
+
+def tree_mode_jit(model, optimizer, traces):
+    step = nnx.jit(counted(train_step, traces), graph=False)
+    for i in range(STEPS):
+        step(model, optimizer, BATCHES[i], TARGETS[i])
+
+
+def graph_updates_off(model, optimizer, traces):
+    step = nnx.jit(counted(train_step, traces), graph_updates=False)
+    for i in range(STEPS):
+        step(model, optimizer, BATCHES[i], TARGETS[i])
+
+
+def tree_mode_context(model, optimizer, traces):
+    with nnx.set_graph_mode(False):
+        step = nnx.jit(counted(train_step, traces))
+        for i in range(STEPS):
+            step(model, optimizer, BATCHES[i], TARGETS[i])
+
+
+def cached_partial(donate):
+    def run(model, optimizer, traces):
+        step = nnx.jit(counted(train_step, traces), donate_argnums=(0, 1) if donate else ())
+        cached = nnx.cached_partial(step, model, optimizer)
+        for i in range(STEPS):
+            cached(BATCHES[i], TARGETS[i])
+
+    return run
+
+
+def functional(donate):
+    def run(model, optimizer, traces):
+        graphdef, state = nnx.split((model, optimizer))
+
+        @functools.partial(jax.jit, donate_argnums=(0,) if donate else ())
+        def step(state, x, y):
+            traces.append(1)
+            model, optimizer = nnx.merge(graphdef, state)
+            loss = train_step(model, optimizer, x, y)
+            return nnx.state((model, optimizer)), loss
+
+        for i in range(STEPS):
+            state, _ = step(state, BATCHES[i], TARGETS[i])
+        nnx.update((model, optimizer), state)
+
+    return run
+
+
+def scanned_steps(model, optimizer, traces):
+    @nnx.jit
+    def steps(model, optimizer, xs, ys):
+        traces.append(1)
+
+        @nnx.scan(in_axes=(nnx.Carry, 0, 0), out_axes=(nnx.Carry, 0))
+        def body(carry, x, y):
+            loss = train_step(*carry, x, y)
+            return carry, loss
+
+        return body((model, optimizer), xs, ys)[1]
+
+    for half in (slice(0, 2), slice(2, 4)):
+        steps(model, optimizer, BATCHES[half], TARGETS[half])
+
+
+def fori_loop_steps(model, optimizer, traces):
+    @nnx.jit
+    def steps(model, optimizer, xs, ys):
+        traces.append(1)
+
+        def body(i, carry):
+            train_step(*carry, xs[i], ys[i])
+            return carry
+
+        nnx.fori_loop(0, 2, body, (model, optimizer))
+
+    for half in (slice(0, 2), slice(2, 4)):
+        steps(model, optimizer, BATCHES[half], TARGETS[half])
+
+
+def grad_of_split_params(model, optimizer, traces):
+    @nnx.jit
+    def step(model, optimizer, x, y):
+        traces.append(1)
+        graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+        grads = jax.grad(lambda p: loss_fn(nnx.merge(graphdef, p, rest), x, y))(params)
+        optimizer.update(model, grads)
+
+    for i in range(STEPS):
+        step(model, optimizer, BATCHES[i], TARGETS[i])
+
+
+def counted(fn, traces):
+    @functools.wraps(fn)
+    def body(*args):
+        traces.append(1)
+        return fn(*args)
+
+    return body
+
+
+STYLES = {
+    "graph-mode nnx.jit": graph_jit,
+    "nnx.jit(graph=False)": tree_mode_jit,
+    "nnx.jit(graph_updates=False)": graph_updates_off,
+    "nnx.set_graph_mode(False)": tree_mode_context,
+    "cached_partial": cached_partial(donate=False),
+    "cached_partial, donated": cached_partial(donate=True),
+    "split + jax.jit + merge": functional(donate=False),
+    "split + jax.jit + merge, donated": functional(donate=True),
+    "nnx.scan over steps": scanned_steps,
+    "nnx.fori_loop over steps": fori_loop_steps,
+    "jax.grad of split params": grad_of_split_params,
+}
+# Made before the watch starts, these steps hold a copy of the model's graph
+# without the watch's exit: their values leave by host callback.
+MADE_BEFORE = {
+    "cached_partial",
+    "cached_partial, donated",
+    "split + jax.jit + merge",
+    "split + jax.jit + merge, donated",
+}
+
+
+def run_style(name, made_before, recorder):
+    """Trains with a style under ``recorder`` (a function of the model); returns the model, the block's result, traces.
+
+    ``made_before``: the style's step (a cached_partial, or a graph
+    definition split off for jax.jit) is made before the block starts.
+    """
+    model, optimizer = fresh()
+    attributes = {path: sorted(vars(m)) for path, m in nnx.iter_modules(model)}
+    traces = []
+    if made_before:
+        train = made_before_block(name, model, optimizer, traces)
+        with recorder(model) as result:
+            train()
+    else:
+        with recorder(model) as result:
+            STYLES[name](model, optimizer, traces)
+    assert {path: sorted(vars(m)) for path, m in nnx.iter_modules(model)} == attributes
+    return model, result, traces
+
+
+def made_before_block(name, model, optimizer, traces):
+    """Makes the step of a style now; returns a function that trains with it."""
+    donate = name.endswith("donated")
+    if name.startswith("cached_partial"):
+        step = nnx.jit(counted(train_step, traces), donate_argnums=(0, 1) if donate else ())
+        cached = nnx.cached_partial(step, model, optimizer)
+        return lambda: [cached(BATCHES[i], TARGETS[i]) for i in range(STEPS)]
+    graphdef, state = nnx.split((model, optimizer))
+
+    @functools.partial(jax.jit, donate_argnums=(0,) if donate else ())
+    def step(state, x, y):
+        traces.append(1)
+        model, optimizer = nnx.merge(graphdef, state)
+        loss = train_step(model, optimizer, x, y)
+        return nnx.state((model, optimizer)), loss
+
+    def train():
+        nonlocal state
+        for i in range(STEPS):
+            state, _ = step(state, BATCHES[i], TARGETS[i])
+        nnx.update((model, optimizer), state)
+
+    return train
+
+
+CASES = [(name, False) for name in STYLES] + [(name, True) for name in sorted(MADE_BEFORE)]
+IDS = [f"{name}{' (made before the block)' if before else ''}" for name, before in CASES]
+
+
+def assert_trained_as_without_a_watch(model, micro_batches=1):
+    want, _ = reference(micro_batches)
+    got = jax.tree.leaves(nnx.state(model, nnx.Param))
+    for a, b in zip(want, got, strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("name", "before"), CASES, ids=IDS)
+def test_a_watch_records_every_step_of_every_style(name, before):
+    model, w, traces = run_style(name, before, lambda m: watch(m, display=False))
+    assert_trained_as_without_a_watch(model)
+    series = {s.label: s for s in w.stream.series.values()}
+    assert set(series) == {SITE}
+    activation = series[SITE]
+    assert activation.steps[: activation.size].tolist() == list(range(STEPS))
+    means = activation.stats[: activation.size, activation.columns.index("mean")]
+    np.testing.assert_allclose(means, reference()[1], rtol=1e-5)
+    # One trace per program, however many calls (the scanned styles make two calls of one).
+    assert len(traces) == 1
+
+
+@pytest.mark.parametrize(("name", "before"), CASES, ids=IDS)
+def test_a_capture_keeps_every_value_of_every_style(name, before):
+    model, cap, _ = run_style(name, before, lambda m: capture(m))
+    assert_trained_as_without_a_watch(model)
+    records = [r for r in cap.records if r.site == SITE]
+    assert [r.call_index for r in records] == list(range(STEPS))
+    np.testing.assert_allclose([float(np.mean(r.value)) for r in records], reference()[1], rtol=1e-5)
+
+
+def test_gradient_accumulation_over_several_calls_numbers_steps_by_mark():
+    """A gradient call per micro-batch, then an update: w.step() says where a step ends."""
+    model, optimizer = fresh()
+    gradient = nnx.jit(nnx.grad(loss_fn))
+    update = nnx.jit(lambda model, optimizer, grads: optimizer.update(model, grads))
+    with watch(model, steps="marked", display=False) as w:
+        for step in range(2):
+            grads = [gradient(model, BATCHES[2 * step + k], TARGETS[2 * step + k]) for k in range(2)]
+            update(model, optimizer, jax.tree.map(jnp.add, *grads))
+            w.log(step=step, loss=0.0)
+            w.step()
+    assert_trained_as_without_a_watch(model, micro_batches=2)
+    series = {s.label: s for s in w.stream.series.values()}
+    # Each optimizer step is one step; its micro-batches are the site's first and second values.
+    assert {label: s.steps[: s.size].tolist() for label, s in series.items()} == {
+        SITE: [0, 1],
+        f"{SITE}[1]": [0, 1],
+    }
+    means = [
+        series[label].stats[k, series[label].columns.index("mean")]
+        for k in (0, 1)
+        for label in (SITE, f"{SITE}[1]")
+    ]
+    np.testing.assert_allclose(means, reference(micro_batches=2)[1], rtol=1e-5)
+    assert w.stream.scalars["loss"].steps[:2].tolist() == [0, 1]
+
+
+def test_gradient_accumulation_in_one_scanned_call_numbers_steps_by_mark():
+    """The micro-batches in an nnx.scan over a broadcast model, one call per optimizer step."""
+    model, optimizer = fresh()
+
+    @nnx.jit
+    def step(model, optimizer, xs, ys):
+        def body(total, model, xy):
+            grads = nnx.grad(loss_fn)(model, *xy)
+            nnx.pop(model, nnx.Intermediate)
+            return jax.tree.map(jnp.add, total, grads)
+
+        zeros = jax.tree.map(jnp.zeros_like, nnx.state(model, nnx.Param))
+        grads = nnx.scan(body, in_axes=(nnx.Carry, None, 0), out_axes=nnx.Carry)(zeros, model, (xs, ys))
+        optimizer.update(model, grads)
+
+    with watch(model, steps="marked", display=False) as w:
+        for k in range(2):
+            step(model, optimizer, BATCHES[2 * k : 2 * k + 2], TARGETS[2 * k : 2 * k + 2])
+            w.step()
+    assert_trained_as_without_a_watch(model, micro_batches=2)
+    series = {s.label: s for s in w.stream.series.values()}
+    assert {label: s.steps[: s.size].tolist() for label, s in series.items()} == {
+        SITE: [0, 1],
+        f"{SITE}[1]": [0, 1],
+    }
+    means = [
+        series[label].stats[k, series[label].columns.index("mean")]
+        for k in (0, 1)
+        for label in (SITE, f"{SITE}[1]")
+    ]
+    np.testing.assert_allclose(means, reference(micro_batches=2)[1], rtol=1e-5)
+
+
+def test_counting_calls_a_watch_refuses_marks_and_says_how_to_count_by_them():
+    model, _ = fresh()
+    with watch(model, display=False) as w, pytest.raises(RuntimeError, match="steps='marked'"):
+        w.step()
+
+
+def test_a_style_flax_refuses_in_tree_mode_fails_the_same_way_watched():
+    """``argnums=DiffState(...)`` under tree mode: Flax's own error, with or without a watch."""
+
+    def attempt(watched):
+        model, optimizer = fresh()
+        with nnx.set_graph_mode(False):
+
+            @nnx.jit
+            def step(model, optimizer, x, y):
+                grads = nnx.grad(loss_fn, argnums=nnx.DiffState(0, nnx.Param))(model, x, y)
+                optimizer.update(model, grads)
+
+            with pytest.raises(ValueError) as raised:
+                if watched:
+                    with watch(model, display=False):
+                        step(model, optimizer, BATCHES[0], TARGETS[0])
+                else:
+                    step(model, optimizer, BATCHES[0], TARGETS[0])
+        return str(raised.value)
+
+    plain = attempt(watched=False)
+    assert "cannot contain `DiffState`" in plain
+    assert attempt(watched=True) == plain
+
+
+def test_a_block_where_only_a_copy_the_watch_does_not_know_sowed_says_so():
+    """A copy made with copy.deepcopy has modules of the model's classes that are not the model's."""
+    import copy
+
+    from jaxcapture_nb import JaxCaptureWarning
+
+    model, _ = fresh()
+    twin = copy.deepcopy(model)
+    message = r"not part of the model \(1 by SowingRegressor\).*copy.deepcopy"
+    with pytest.warns(JaxCaptureWarning, match=message), watch(model, display=False) as w:
+        twin(BATCHES[0])
+    assert list(w.stream.series) == []
+    # Another instance is left alone when the model itself records.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JaxCaptureWarning)
+        with watch(model, display=False) as w:
+            model(BATCHES[0])
+            twin(BATCHES[0])
+    assert [s.label for s in w.stream.series.values()] == [SITE]
+
+
+def test_a_block_whose_step_was_only_traced_says_nothing_was_recorded():
+    from jaxcapture_nb import JaxCaptureWarning
+
+    model, _ = fresh()
+    step = nnx.jit(loss_fn)
+    with pytest.warns(JaxCaptureWarning, match="never ran"), capture(model) as cap:
+        step.lower(model, BATCHES[0], TARGETS[0])
+    assert cap.records == []
