@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcapture_nb._batch import CHUNK, Layout, device_layout, packed_rows, table_size
+from jaxcapture_nb._program_cache import load_or_compile, usable
 from jaxcapture_nb._summary import Summary, unpack_summary
 
 
@@ -61,8 +62,9 @@ class StepTable:
         ``layout`` is the table's :func:`_batch.device_layout`, if the caller keeps it.
         """
         layout = device_layout(sizes_of(self.sites)) if layout is None else layout
-        _wait_for_compile((self.table.shape, np.dtype(self.table.dtype), bins))
-        return packed_rows(self.table, layout, bins=bins)
+        if not usable((self.table, layout)):
+            return packed_rows(self.table, layout, bins=bins)
+        return summary_program(self.table.shape, layout, self.table.dtype, bins)(self.table, layout)
 
 
 def sizes_of(sites: tuple[TableSite, ...]) -> tuple[int, ...]:
@@ -91,40 +93,55 @@ class TableSlot:
 
 
 # Compiling the summary program takes most of a second on a CPU, once per
-# process and table size, so it compiles on a thread of its own (XLA
-# compiles without holding Python's lock). A capture summarizes a table as
+# table size, so it is kept on disk for the next process (``_program_cache``)
+# and, where none was kept, compiles on a thread of its own (XLA compiles
+# without holding Python's lock). A capture summarizes a table as
 # its call returns, and starts the compile as the step is traced, beside
 # the step's own. A watch summarizes when its stream settles, in the
 # background, and starts it as the first table arrives: the step compiles
 # alone.
 _compiles: dict[tuple[Any, ...], threading.Thread] = {}
 _compiles_lock = threading.Lock()
+_programs: dict[tuple[Any, ...], Any] = {}
 
 
 def compile_ahead(sizes: tuple[int, ...], dtype: Any, bins: int) -> None:
-    """Starts compiling the summaries of a table of values of ``sizes`` in the background, once per process."""
-    shape = (table_size(sizes)[0], CHUNK)
-    key = (shape, np.dtype(dtype), bins)
+    """Starts loading or compiling the summaries of a table of values of ``sizes`` in the background, once per process."""
+    key = _program_key((table_size(sizes)[0], CHUNK), table_size(sizes)[1], dtype, bins)
     with _compiles_lock:
-        if key in _compiles:
+        if key in _compiles or key in _programs:
             return
         # Not a daemon: a process that ends while XLA compiles on a daemon
         # thread is aborted from inside the compiler; this way it waits.
         thread = _compiles[key] = threading.Thread(
-            target=_compile, args=(sizes, shape, dtype, bins), name="jaxcapture-compile"
+            target=_compile, args=(sizes, dtype, bins), name="jaxcapture-compile"
         )
     thread.start()
 
 
-def _compile(sizes: tuple[int, ...], shape: tuple[int, int], dtype: Any, bins: int) -> None:
-    # A call with zeros fills the jit cache that the real calls look in. A
-    # failure here is the real call's to report.
-    with contextlib.suppress(Exception):
-        packed_rows(jnp.zeros(shape, dtype), device_layout(sizes), bins=bins).block_until_ready()
-
-
-def _wait_for_compile(key: tuple[Any, ...]) -> None:
-    """Waits for a compile started ahead for this table, rather than compiling it a second time."""
+def summary_program(shape: tuple[int, ...], layout: Layout, dtype: Any, bins: int) -> Any:
+    """The compiled summaries of tables of ``shape`` laid out as ``layout``: this process's, kept on disk, or new."""
+    key = _program_key(shape, layout.count, dtype, bins)
     thread = _compiles.get(key)
     if thread is not None and thread is not threading.current_thread():
-        thread.join()
+        thread.join()  # rather than compiling it a second time
+    program = _programs.get(key)
+    if program is None:
+        zeros = jnp.zeros(shape, dtype)
+        program = _programs[key] = load_or_compile("packed_rows", packed_rows, (zeros, layout), bins=bins)
+    return program
+
+
+def _program_key(shape: tuple[int, ...], count: int, dtype: Any, bins: int) -> tuple[Any, ...]:
+    return (tuple(shape), count, np.dtype(dtype), bins)
+
+
+def _compile(sizes: tuple[int, ...], dtype: Any, bins: int) -> None:
+    layout = device_layout(sizes)
+    shape = (table_size(sizes)[0], CHUNK)
+    # A failure here is the real call's to report.
+    with contextlib.suppress(Exception):
+        if usable((layout,)):
+            summary_program(shape, layout, dtype, bins)
+        else:  # a call with zeros fills the jit cache that the real calls look in
+            packed_rows(jnp.zeros(shape, dtype), layout, bins=bins).block_until_ready()

@@ -155,7 +155,9 @@ class Watch:
         self.stream = Stream(
             bins=bins, include=include, every=every, keep_steps=keep_steps, grads=grads, steps=steps
         )
-        self.view: Any = None
+        self._view: Any = None
+        self._view_lock = threading.Lock()
+        self._entered = False
         self.overlays: list[Any] = []  # views of several runs that show this one too (overlay_runs)
         self._backend: NnxCapture | None = None
         self._publisher: threading.Thread | None = None
@@ -165,10 +167,25 @@ class Watch:
         self._saved_every = SAVED_OUTPUT_SECONDS
         self._raised = False
 
-    def __enter__(self) -> Watch:
-        from jaxcapture_nb._widgets.live_view import LiveView
+    @property
+    def view(self) -> Any:
+        """The live widget (a ``LiveView``) of this watch; None before the block starts.
 
-        self.view = LiveView(self.stream, total=self.total)
+        It is made when first asked for: a watch that nobody shows (a
+        script, ``display=False``, every process but the first) never
+        imports the widget libraries.
+        """
+        with self._view_lock:
+            if self._view is None and self._entered:
+                from jaxcapture_nb._widgets.live_view import LiveView
+
+                self._view = LiveView(self.stream, total=self.total)
+                if self.stream.ended:
+                    self._view.publish(final=True)
+            return self._view
+
+    def __enter__(self) -> Watch:
+        self._entered = True
         if should_display(self._display):
             from IPython.display import display
 
@@ -195,8 +212,9 @@ class Watch:
             self._refresh_saved_output()
 
     def _publish_views(self) -> None:
-        for view in (self.view, *self.overlays):
-            view.publish()
+        for view in (self._view, *self.overlays):
+            if view is not None:
+                view.publish()
 
     def _publish_from_loop(self) -> None:
         """Refreshes the view from the loop's thread, at most every PUBLISH_SECONDS.
@@ -306,7 +324,8 @@ class Watch:
             self.stream.ended = True
             if self._log is not None:
                 self._log.close()
-            self.view.publish(final=True)
+            if self._view is not None:
+                self._view.publish(final=True)
             for view in self.overlays:
                 view.publish()
             if self._handle is not None:
@@ -321,7 +340,7 @@ class Watch:
         return False
 
     def __repr__(self) -> str:
-        return repr(self.view) if self.view is not None else "Watch(not started)"
+        return repr(self.view) if self._entered else "Watch(not started)"
 
 
 def watch(

@@ -1,5 +1,10 @@
 """Shared fixtures: small real Flax models, NNX and Linen."""
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -8,6 +13,11 @@ from models import ConvNet, LinenNet, Stack
 
 # Strict JAX: silent rank promotion hides shape bugs.
 jax.config.update("jax_numpy_rank_promotion", "raise")
+
+# Compiled summary programs are kept for this run only (the processes and
+# kernels it starts share them), not in the user's cache folder.
+os.environ["JAXCAPTURE_NB_CACHE_DIR"] = _programs = tempfile.mkdtemp(prefix="jaxcapture-programs-")
+atexit.register(shutil.rmtree, _programs, ignore_errors=True)
 
 
 @pytest.fixture

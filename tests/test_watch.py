@@ -582,6 +582,7 @@ def published_while_running(setup, publish, seconds=0.5):
     model, optimizer, x, y = setup
     step = make_step([])
     with watch(model, display=False, publish=publish) as w:
+        view = w.view  # made now, as displaying the watch makes it
         threads = {t.name for t in threading.enumerate()}
         jax.block_until_ready(step(model, optimizer, x, y))  # compiled before the clock starts
         start, k = time.perf_counter(), 1
@@ -594,7 +595,7 @@ def published_while_running(setup, publish, seconds=0.5):
         time.sleep(PUBLISH_SECONDS)
         step(model, optimizer, x, y)
         step(model, optimizer, x, y)  # the call after one returns publishes its rows
-        inside = (w.view._update["seq"], w.view._progress["seen"])
+        inside = (view._update["seq"], view._progress["seen"])
     return threads, inside, k
 
 
@@ -716,3 +717,14 @@ def test_eager_calls_between_compiled_steps_take_steps_of_their_own():
             model(x)
     (act,) = [s for s in w.stream.series.values() if s.label == "act"]
     assert (act.calls, act.steps[: act.size].tolist()) == (6, [0, 1, 2, 3, 4, 5])
+
+
+def test_a_watch_nobody_shows_makes_no_widget_until_asked(setup):
+    model, optimizer, x, y = setup
+    step = make_step([])
+    with watch(model, display=False) as w:
+        for _ in range(3):
+            step(model, optimizer, x, y)
+        assert w._view is None
+    # Asked for after the block, the view shows the whole run, finished.
+    assert w.view._progress["seen"] == 3 and w.view._progress["done"]

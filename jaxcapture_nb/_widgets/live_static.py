@@ -13,7 +13,6 @@ import io
 import math
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from jaxcapture_nb import _schema
 from jaxcapture_nb._names import shown_name
@@ -86,6 +85,10 @@ def live_png(stream: Stream) -> bytes:
     count = len(panels) + len(scalar_rows)
     columns = min(3, max(count, 1))
     rows = max(1, math.ceil(count / columns))
+    # Imported here: matplotlib takes half a second to import, and a watch
+    # that is never drawn as a picture (display=False, a script) never needs it.
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(3.3 * columns, 2.0 * rows), layout="constrained", dpi=80)
     for k, (label, steps, values) in enumerate(scalar_rows):
         ax = figure.add_subplot(rows, columns, k + 1)

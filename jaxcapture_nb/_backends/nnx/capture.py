@@ -435,6 +435,7 @@ class NnxCapture:
         first = jax.tree.leaves((exit.step, exit.parcel))[0]
         if any(first is taken for taken in self._taken):
             return exit
+        self._record_in_order()
         self._taken.append(first)
         self._levels = {}  # every trace has ended
         clock = self.recorder.clock
@@ -471,6 +472,7 @@ class NnxCapture:
         self.recorder.deliver(Delivery(step, tuple(items), tuple(parcel.tables), repeatable))
 
     def _deliver_single(self, key: tuple[Any, ...], value: Any) -> None:
+        self._record_in_order()
         path, var_type, name = key
         item = Item(path, var_type, name, 0, next(trace_order), value)
         self._delivered += 1
@@ -521,6 +523,7 @@ class NnxCapture:
         leaves = [(n, v) for n, v in leaf_sites(name, value) if self.recorder.accepts(path, n)]
         if not is_traced(value):
             if self.recorder.holds_values:  # with the rest of its run, in order (see arrived)
+                self._record_in_order()
                 entries = [Entry(path, var_type, n, index, order, v) for n, v in leaves]
                 self.arrived(Parcel(*_as_arrays(entries)), None, 0, "repeated")
                 return
@@ -562,6 +565,17 @@ class NnxCapture:
             done = [key for key in self._groups if key[0] < step]
             groups = [(key, self._groups.pop(key)) for key in sorted(done)]
         self._deliver_groups(groups)
+
+    def _record_in_order(self) -> None:
+        """In a capture, what earlier calls sent by callback is recorded before a value of a later call.
+
+        A capture numbers each site's values as they are recorded, and holds
+        callbacks' values until the end (see ``arrived``); a call's values
+        that reach Python at once would otherwise be numbered before those of
+        the calls that ran before it (on a busy runtime, even with ``keep="last"``).
+        """
+        if self.recorder.holds_values and self._called_back:
+            self.drain(final=True)
 
     def _deliver_groups(self, groups: list[tuple[tuple[float, int], list[Parcel]]]) -> None:
         for (step, _), parcels in groups:

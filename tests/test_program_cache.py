@@ -1,0 +1,170 @@
+"""Summary programs kept on disk: loaded by the next process, recompiled when damaged, never a failure."""
+
+import os
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxcapture_nb import _program_cache
+from jaxcapture_nb._batch import device_layout, packed_rows, padded_table
+
+
+def table_and_layout(n: int = 3):
+    values = [jnp.asarray(np.random.default_rng(k).normal(size=500 + k).astype(np.float32)) for k in range(n)]
+    return padded_table(values), device_layout(tuple(v.size for v in values))
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAXCAPTURE_NB_CACHE_DIR", str(tmp_path / "programs"))
+    return tmp_path / "programs"
+
+
+class Compiles:
+    """``packed_rows``, counting how often it is lowered to be compiled."""
+
+    def __init__(self):
+        self.count = 0
+
+    def lower(self, *args, **static):
+        self.count += 1
+        return packed_rows.lower(*args, **static)
+
+
+def load_or_compile(table, layout, bins: int = 8, compiles: Compiles | None = None):
+    jitted = compiles if compiles is not None else packed_rows
+    return _program_cache.load_or_compile("packed_rows", jitted, (table, layout), bins=bins)
+
+
+def test_a_kept_program_is_loaded_not_compiled_and_gives_the_same_rows(folder):
+    table, layout = table_and_layout()
+    want = np.asarray(packed_rows(table, layout, bins=8))
+    compiles = Compiles()
+    first = load_or_compile(table, layout, compiles=compiles)
+    (kept,) = folder.iterdir()
+    second = load_or_compile(table, layout, compiles=compiles)
+    assert compiles.count == 1
+    assert kept.name.startswith("packed_rows-") and kept.read_bytes().startswith(_program_cache.MAGIC)
+    np.testing.assert_array_equal(np.asarray(first(table, layout)), want)
+    np.testing.assert_array_equal(np.asarray(second(table, layout)), want)
+
+
+def test_programs_for_other_sizes_or_bins_are_kept_apart(folder):
+    table, layout = table_and_layout()
+    load_or_compile(table, layout, bins=8)
+    load_or_compile(table, layout, bins=16)
+    load_or_compile(*table_and_layout(70))  # more values: more slots in the layout
+    assert len(list(folder.iterdir())) == 3
+
+
+@pytest.mark.parametrize("damage", ["flipped bytes", "cut short", "another program's file"])
+def test_a_damaged_file_is_compiled_again_and_replaced(folder, damage):
+    table, layout = table_and_layout()
+    load_or_compile(table, layout)
+    (kept,) = folder.iterdir()
+    data = kept.read_bytes()
+    if damage == "flipped bytes":
+        middle = len(data) // 2
+        kept.write_bytes(
+            data[:middle] + bytes(b ^ 0xFF for b in data[middle : middle + 64]) + data[middle + 64 :]
+        )
+    elif damage == "cut short":
+        kept.write_bytes(data[: len(data) // 3])
+    else:
+        (kept.parent / "packed_rows-other.jaxexe").write_bytes(data)
+        kept.write_bytes(data.replace(kept.name.encode(), b"packed_rows-other.jaxexe", 1))
+    compiles = Compiles()
+    program = load_or_compile(table, layout, compiles=compiles)
+    assert compiles.count == 1
+    np.testing.assert_array_equal(
+        np.asarray(program(table, layout)), np.asarray(packed_rows(table, layout, bins=8))
+    )
+    assert kept.read_bytes() == data  # replaced by a good copy
+
+
+def test_an_empty_setting_keeps_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAXCAPTURE_NB_CACHE_DIR", "")
+    monkeypatch.chdir(tmp_path)
+    table, layout = table_and_layout()
+    program = load_or_compile(table, layout)
+    np.testing.assert_array_equal(
+        np.asarray(program(table, layout)), np.asarray(packed_rows(table, layout, bins=8))
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 KiB tmpfs, too small for a program (about half a megabyte); skipped where mounting is not allowed."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_costs_the_compile_and_leaves_no_partial_file(full_disk, monkeypatch):
+    folder = full_disk / "programs"
+    monkeypatch.setenv("JAXCAPTURE_NB_CACHE_DIR", str(folder))
+    table, layout = table_and_layout()
+    program = load_or_compile(table, layout)
+    np.testing.assert_array_equal(
+        np.asarray(program(table, layout)), np.asarray(packed_rows(table, layout, bins=8))
+    )
+    assert list(folder.iterdir()) == []
+
+
+def test_sharded_or_traced_tables_are_left_to_jit():
+    table, layout = table_and_layout()
+    assert _program_cache.usable((table, layout))
+    assert not jax.jit(lambda t: _program_cache.usable((t, layout)))(table)
+    assert not _program_cache.usable((np.zeros(3), layout))
+
+
+CAPTURE = r"""
+import logging, sys
+import jax
+from flax import nnx
+from jaxcapture_nb import capture
+logging.basicConfig(level=logging.WARNING)
+jax.config.update("jax_log_compiles", True)
+
+class Net(nnx.Module):
+    def __init__(self, rngs):
+        self.hidden = nnx.Linear({width}, {width}, rngs=rngs)
+
+    def __call__(self, x):
+        self.sow(nnx.Intermediate, "hidden", h := self.hidden(x))
+        return h
+
+model = Net(nnx.Rngs(0))
+with capture(model, keep="summary") as cap:
+    nnx.jit(lambda m, x: m(x))(model, jax.numpy.ones((2, {width})))
+print(cap.table())
+"""
+
+
+def test_a_second_process_captures_without_compiling_the_summaries(tmp_path):
+    width = 37
+    env = {**os.environ, "JAXCAPTURE_NB_CACHE_DIR": str(tmp_path), "JAX_PLATFORMS": "cpu"}
+    script = CAPTURE.format(width=width)
+    runs = [
+        subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+        for _ in range(2)
+    ]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    first, second = runs
+    assert "compilation of jit(packed_rows)" in first.stderr
+    assert "compilation of jit(packed_rows)" not in second.stderr
+    assert first.stdout == second.stdout and "Intermediate" in first.stdout
