@@ -127,8 +127,8 @@ def summary_program(shape: tuple[int, ...], layout: Layout, dtype: Any, bins: in
         thread.join()  # rather than compiling it a second time
     program = _programs.get(key)
     if program is None:
-        zeros = jnp.zeros(shape, dtype)
-        program = _programs[key] = load_or_compile("packed_rows", packed_rows, (zeros, layout), bins=bins)
+        table = jax.ShapeDtypeStruct(shape, dtype)
+        program = _programs[key] = load_or_compile("packed_rows", packed_rows, (table, layout), bins=bins)
     return program
 
 
