@@ -956,15 +956,19 @@ class Stream:
     ) -> None:
         """Records a step's rows of a table; ``made`` holds their statistics and histograms, if unstacked."""
         sites = rows.sites
-        with self.lock:
-            sites.waiting -= rows.waits  # its row is made now, as the grid moves on
         if made is not None and self._in_block(rows, unstacked=True):
             stats, hists = made
             with self.lock:
+                # In one turn of the lock with the grid's advance: a table
+                # arriving in between (see _wait) would count this row twice
+                # or not at all, and let go of a row the grid keeps.
+                sites.waiting -= rows.waits
                 if sites.block.append(step, stats, hists):
                     self.version += 1
                 self._flag_sites(sites, step, stats[:, self.layout.nonfinite].sum(axis=1) > 0)
             return
+        with self.lock:
+            sites.waiting -= rows.waits  # its row is made now, as the grid moves on
         for k, (site, series) in enumerate(zip(sites.sites, sites.series, strict=True)):
             if made is not None:
                 series.shape = site.shape
