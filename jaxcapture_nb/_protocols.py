@@ -64,6 +64,26 @@ class Delivery(NamedTuple):
     repeatable: bool = False
 
 
+class BackendDrains:
+    """The part of a recorder that asks its backends for the values they still hold.
+
+    A backend whose values arrive by host callback registers a drain; the
+    recorder calls every drain as it settles, and with ``final`` at the end.
+    """
+
+    def __init__(self) -> None:
+        self._drains: list[Callable[[bool], None]] = []
+
+    def add_drain(self, drain: Callable[[bool], None]) -> None:
+        """Registers a backend function that hands over what it still holds (see :meth:`drain`)."""
+        self._drains.append(drain)
+
+    def drain(self, final: bool = False) -> None:
+        """Asks every backend for what it still holds: the steps it finished, or, ``final``, everything."""
+        for drain in self._drains:
+            drain(final)
+
+
 @runtime_checkable
 class SiteRecorder(Protocol):
     """Where a backend hands the values and summaries a model sows.

@@ -19,7 +19,7 @@ import numpy as np
 
 from jaxcapture_nb._clock import StepClock
 from jaxcapture_nb._names import shown_name
-from jaxcapture_nb._protocols import Delivery, PackedRow
+from jaxcapture_nb._protocols import BackendDrains, Delivery, PackedRow
 from jaxcapture_nb._records import NOTHING_SOWED, Gradient, Record, is_array, shape_and_dtype
 from jaxcapture_nb._step_table import TableSlot
 from jaxcapture_nb._summary import (
@@ -121,7 +121,7 @@ def _site_filter(include: Include) -> Callable[[str], bool]:
 SUMMARY_BATCH = 128
 
 
-class Recorder:
+class Recorder(BackendDrains):
     """Collects the records of one capture.
 
     Args:
@@ -160,7 +160,7 @@ class Recorder:
         self.var_types_seen: set[Any] = set()
         self._records: dict[Any, Record] = {}
         self._calls: dict[Any, int] = {}
-        self._drains: list[Callable[[bool], None]] = []
+        super().__init__()
         # Numbers the steps values arrive at; a capture numbers each site's values instead.
         self.clock = StepClock()
         # Records whose summary is still to fetch: under keep="summary" a
@@ -192,15 +192,6 @@ class Recorder:
     def records_step(self, step: Any) -> Any:
         """Every step is recorded."""
         return True
-
-    def add_drain(self, drain: Callable[[bool], None]) -> None:
-        """Registers a backend function that delivers values held elsewhere."""
-        self._drains.append(drain)
-
-    def drain(self, final: bool = False) -> None:
-        """Asks every backend to deliver the values it still holds (all of them at the end: ``final``)."""
-        for drain in self._drains:
-            drain(final)
 
     def deliver(self, delivery: Delivery) -> None:
         """Records a step's values, in the order they were sowed (thread-safe).

@@ -45,7 +45,7 @@ from jaxcapture_nb._batch import device_layout, nonfinite_values
 from jaxcapture_nb._clock import StepClock
 from jaxcapture_nb._hosts import fetch_all, readable, replicated, to_host
 from jaxcapture_nb._names import quoted
-from jaxcapture_nb._protocols import Delivery, PackedRow
+from jaxcapture_nb._protocols import BackendDrains, Delivery, PackedRow
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
 from jaxcapture_nb._row_grid import RowGrid
@@ -433,7 +433,7 @@ class SeriesBlock:
         return thinned
 
 
-class Stream:
+class Stream(BackendDrains):
     """Where a watched model's summaries go; the recorder of :func:`watch`.
 
     Args:
@@ -480,7 +480,7 @@ class Stream:
         self._arrived: list[tuple[Any, int, int, Any]] = []
         # Numbers every step; the only thing that does.
         self.clock = StepClock(steps, every)
-        self._drains: list[Callable[[bool], None]] = []
+        super().__init__()
         # Counting marked steps, the values each site had in the latest step
         # delivered: a later call's values of the site follow them (name[k]).
         self._in_step: tuple[int, dict[Any, int]] = (-1, {})
@@ -511,15 +511,6 @@ class Stream:
           [0, 3, 6]
         """
         return step % self.every == 0
-
-    def add_drain(self, drain: Callable[[bool], None]) -> None:
-        """Registers a backend function that hands over what it still holds (see :meth:`drain`)."""
-        self._drains.append(drain)
-
-    def drain(self, final: bool = False) -> None:
-        """Asks the backends for what they still hold: the steps they finished, or, ``final``, everything."""
-        for drain in self._drains:
-            drain(final)
 
     def deliver(self, delivery: Delivery) -> None:
         """Records a step's values (thread-safe); see ``SiteRecorder.deliver``.

@@ -276,6 +276,21 @@ def test_a_capture_keeps_every_value_of_every_style(name, before):
     np.testing.assert_allclose([float(np.mean(r.value)) for r in records], reference()[1], rtol=1e-5)
 
 
+def assert_two_steps_of_two_micro_batches(w) -> None:
+    """Each optimizer step is one step; its micro-batches are the site's first and second values."""
+    series = {s.label: s for s in w.stream.series.values()}
+    assert {label: s.steps[: s.size].tolist() for label, s in series.items()} == {
+        SITE: [0, 1],
+        f"{SITE}[1]": [0, 1],
+    }
+    means = [
+        series[label].stats[k, series[label].columns.index("mean")]
+        for k in (0, 1)
+        for label in (SITE, f"{SITE}[1]")
+    ]
+    np.testing.assert_allclose(means, reference(micro_batches=2)[1], rtol=1e-5)
+
+
 def test_gradient_accumulation_over_several_calls_numbers_steps_by_mark():
     """A gradient call per micro-batch, then an update: w.step() says where a step ends."""
     model, optimizer = fresh()
@@ -288,18 +303,7 @@ def test_gradient_accumulation_over_several_calls_numbers_steps_by_mark():
             w.log(step=step, loss=0.0)
             w.step()
     assert_trained_as_without_a_watch(model, micro_batches=2)
-    series = {s.label: s for s in w.stream.series.values()}
-    # Each optimizer step is one step; its micro-batches are the site's first and second values.
-    assert {label: s.steps[: s.size].tolist() for label, s in series.items()} == {
-        SITE: [0, 1],
-        f"{SITE}[1]": [0, 1],
-    }
-    means = [
-        series[label].stats[k, series[label].columns.index("mean")]
-        for k in (0, 1)
-        for label in (SITE, f"{SITE}[1]")
-    ]
-    np.testing.assert_allclose(means, reference(micro_batches=2)[1], rtol=1e-5)
+    assert_two_steps_of_two_micro_batches(w)
     assert w.stream.scalars["loss"].steps[:2].tolist() == [0, 1]
 
 
@@ -323,17 +327,7 @@ def test_gradient_accumulation_in_one_scanned_call_numbers_steps_by_mark():
             step(model, optimizer, BATCHES[2 * k : 2 * k + 2], TARGETS[2 * k : 2 * k + 2])
             w.step()
     assert_trained_as_without_a_watch(model, micro_batches=2)
-    series = {s.label: s for s in w.stream.series.values()}
-    assert {label: s.steps[: s.size].tolist() for label, s in series.items()} == {
-        SITE: [0, 1],
-        f"{SITE}[1]": [0, 1],
-    }
-    means = [
-        series[label].stats[k, series[label].columns.index("mean")]
-        for k in (0, 1)
-        for label in (SITE, f"{SITE}[1]")
-    ]
-    np.testing.assert_allclose(means, reference(micro_batches=2)[1], rtol=1e-5)
+    assert_two_steps_of_two_micro_batches(w)
 
 
 def test_counting_calls_a_watch_refuses_marks_and_says_how_to_count_by_them():
