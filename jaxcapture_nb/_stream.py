@@ -889,8 +889,10 @@ class Stream(BackendDrains):
             if self._in_block(rows, unstacked=rows.unstacked):
                 positions.setdefault(id(rows.sites.block), []).append(i)
         for members in positions.values():
-            grid = tables[members[0]].sites.block.grid
-            for i, gone in zip(members, grid.replaced(len(members)), strict=True):
+            block = tables[members[0]].sites.block
+            # The steps passed earlier come first: the grid has not moved past them yet.
+            pending = len(block.passed)
+            for i, gone in zip(members, block.grid.replaced(pending + len(members))[pending:], strict=True):
                 replaced[i] |= bool(gone)
         return replaced
 

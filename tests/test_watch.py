@@ -287,6 +287,25 @@ def test_the_ring_is_bounded_and_thins_old_steps(setup):
     assert sizes[0] == sizes[1]  # memory flat once the ring is full
 
 
+def test_every_kept_row_holds_its_own_step_after_a_long_unread_stretch():
+    # Hundreds of steps queued before one settle are recorded in parts; a
+    # part may end on a step the next one replaces. Each kept row must still
+    # hold the values of the step it names, with no gap between.
+    model = Net(nnx.Rngs(0))
+    step = nnx.jit(lambda model, x: model(x))
+    inputs = [jnp.full((2, 4), i / 100) for i in range(600)]
+    with watch(model, keep_steps=64, display=False) as w:
+        for i, x in enumerate(inputs):
+            step(model, x)
+            if i == 200:
+                w.stream.settle()  # the grid keeps one step in four from here on
+    act = w.stream.series[((), "Intermediate", "act")]
+    steps = act.steps[: act.size]
+    assert act.grid.stride > 1 and steps[-1] == 599
+    expected = [float(model.hidden(inputs[s]).mean()) for s in steps]
+    np.testing.assert_allclose(act.stats[: act.size, act.columns.index("mean")], expected, rtol=1e-5)
+
+
 def test_gradients_of_perturbed_values_match_jax_grad_by_hand(setup):
     model, optimizer, x, y = setup
     step = make_step([])
