@@ -821,14 +821,25 @@ class Stream(BackendDrains):
         # bounded parts keeps the arrays made for them small, so a long run
         # reuses the same memory instead of asking for more on each settle.
         for start in range(0, len(arrived), _RECORDED_TOGETHER):
-            self._record(arrived[start : start + _RECORDED_TOGETHER])
+            part = arrived[start : start + _RECORDED_TOGETHER]
+            replaced = self._summarize(part)
+            if not wait:
+                # The summaries just started run behind the steps the loop has
+                # queued since: waiting for them would hold the loop (which
+                # may be the caller) by a whole step. The next settle takes them.
+                ready = _computed_prefix(part, lambda item: _device_arrays(item[-1]))
+                if ready < len(part):
+                    with self.lock:
+                        self._arrived = part[ready:] + arrived[start + _RECORDED_TOGETHER :] + self._arrived
+                    self._record(part[:ready], replaced)
+                    return
+            self._record(part, replaced)
 
-    def _record(self, arrived: list[tuple[Any, int, int, Any]]) -> None:
-        """Records arrived items in their order: tables in one transfer, the rest one fetch each.
+    def _summarize(self, arrived: list[tuple[Any, int, int, Any]]) -> list[bool]:
+        """Starts the summaries of the arrived tables whose rows are kept; for each table, whether it is replaced.
 
-        The statistics of all the tables' unstacked rows, and of all single
-        summaries, are made at once, except for rows the next step takes
-        the place of (see :meth:`_replaced`).
+        A replaced table (see :meth:`_replaced`) needs only its flags, or its
+        counts if it was summarized already, and its values are let go.
         """
         tables = [value for *_, value in arrived if isinstance(value, _TableRows)]
         with self.lock:
@@ -839,7 +850,19 @@ class Stream(BackendDrains):
         for rows, table in zip(tables, kept, strict=True):
             if table is not None:
                 rows.packed = table.packed(self.bins, rows.sites.layout)
-        # A replaced table that waited needs only its flags; the rest, their packed rows.
+        return replaced
+
+    def _record(self, arrived: list[tuple[Any, int, int, Any]], replaced: list[bool]) -> None:
+        """Records arrived items in their order: tables in one transfer, the rest one fetch each.
+
+        ``replaced`` says, for each table among them, whether the next step
+        takes its place (see :meth:`_summarize`). The statistics of all the
+        tables' unstacked rows, and of all single summaries, are made at once,
+        except for replaced rows.
+        """
+        tables = [value for *_, value in arrived if isinstance(value, _TableRows)]
+        replaced = replaced[: len(tables)]
+        # A replaced table that waited and was never summarized needs only its flags; the rest, their packed rows.
         wanted = [rows.packed if rows.packed is not None else rows.nonfinite for rows in tables]
         fetched = [
             host[..., : len(rows.sites.sites), :] if rows.packed is not None else host
@@ -922,7 +945,7 @@ class Stream(BackendDrains):
 
     def _flag_table(self, rows: _TableRows, step: int, fetched: np.ndarray) -> None:
         """Flags the sites of a replaced table that held a NaN or Inf, from its flags or its counts alone."""
-        if rows.waits:
+        if rows.packed is None:  # what was fetched is its flags
             if fetched.any():  # most steps hold none: their rows need not be told apart
                 self._flag_sites(rows.sites, step, nonfinite_values(fetched, rows.sites.sizes))
             return

@@ -157,6 +157,32 @@ def test_rows_of_a_step_still_running_wait_for_a_later_settle(monkeypatch):
         assert y.size == 4
 
 
+def test_a_settle_that_does_not_wait_leaves_the_summaries_it_starts_for_the_next(setup, monkeypatch):
+    # A loop that publishes settles between its own steps: waiting for a
+    # summary queued behind the step just dispatched would cost it that step.
+    # Here every summary takes a second of device work.
+    from jaxcapture_nb._step_table import StepTable
+
+    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 3600.0)
+    packed, busy = StepTable.packed, jax.random.normal(jax.random.key(0), (512, 512))
+
+    def slow_packed(self, bins, layout=None):
+        rows = packed(self, bins, layout)
+        return rows + (slow_matmuls(busy)[0, 0] > 1).astype(rows.dtype)  # adds 0, a second later
+
+    monkeypatch.setattr(StepTable, "packed", slow_packed)
+    model, optimizer, x, y = setup
+    step = make_step([])
+    with watch(model, display=False) as w:
+        jax.block_until_ready(step(model, optimizer, x, y))
+        w.stream.settle(wait=False)
+        act = w.stream.series[((), "Intermediate", "act")]
+        assert (act.calls, act.size) == (1, 0)  # its summary started, and left running
+        w.stream.settle()
+        assert act.size == 1
+    assert row(act, 0, "mean") == pytest.approx(float(model.hidden(x).mean()), rel=1e-5)
+
+
 def summarized_calls(monkeypatch):
     """For every call of a compiled step that hands over a table, whether its summaries were made.
 
