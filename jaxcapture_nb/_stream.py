@@ -412,6 +412,14 @@ class SeriesBlock:
         """Whether every series still keeps its rows here."""
         return self.grid.departed == 0
 
+    def replaced(self, count: int) -> np.ndarray:
+        """For each of the next ``count`` rows appended, whether the row after it takes its place.
+
+        The steps in :attr:`passed` come first: the grid has not moved past them yet.
+        """
+        passed = len(self.passed)
+        return self.grid.replaced(passed + count)[passed:]
+
     def append(self, step: int, stats: np.ndarray, hists: np.ndarray) -> bool:
         """Adds a row to every series: ``stats`` ``[n, columns]`` (float32) and ``hists`` ``[n, bins]``.
 
@@ -913,9 +921,7 @@ class Stream(BackendDrains):
                 positions.setdefault(id(rows.sites.block), []).append(i)
         for members in positions.values():
             block = tables[members[0]].sites.block
-            # The steps passed earlier come first: the grid has not moved past them yet.
-            pending = len(block.passed)
-            for i, gone in zip(members, block.grid.replaced(pending + len(members))[pending:], strict=True):
+            for i, gone in zip(members, block.replaced(len(members)), strict=True):
                 replaced[i] |= bool(gone)
         return replaced
 
