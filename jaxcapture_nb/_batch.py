@@ -257,6 +257,18 @@ def summarize_table(table: jax.Array, layout: Layout, bins: int) -> tuple[jax.Ar
 
     Slots of ``layout`` with no value get NaN statistics and zero counts.
     """
+    stats, counts, _ = _summarized(table, layout, bins, careful=True)
+    return stats, counts
+
+
+def _summarized(table: jax.Array, layout: Layout, bins: int, careful: bool) -> tuple[jax.Array, ...]:
+    """:func:`summarize_table`'s ``stats`` and ``counts``, and which values need the careful pass.
+
+    With ``careful`` False the careful pass is left out of the program, which
+    then compiles in a third of the time: the rows of the values it marks
+    are not yet right. Every other row is what the careful program makes:
+    the same operations on the same values.
+    """
     dtype = table.dtype
     inside = jnp.arange(CHUNK, dtype=jnp.int32)[None, :] < jnp.asarray(layout.valid)[:, None]
     # The fast pass's reductions, as _summary._summarize_floats takes them;
@@ -281,10 +293,10 @@ def summarize_table(table: jax.Array, layout: Layout, bins: int) -> tuple[jax.Ar
     def placeholders(table, inside, *rest):
         return _not_yet(table, inside, layout, *rest, bins=bins)
 
-    found = jax.lax.cond(jnp.any(fast), fast_pass, placeholders, *args)
+    found = jax.lax.cond(jnp.any(fast), fast_pass, placeholders, *args) if careful else fast_pass(*args)
     sizes = jnp.asarray(layout.sizes)
     flushed = (found.lo == 0) & (found.hi == 0) & (found.slots[:, bins + ZERO] < sizes)
-    careful = (~fast | flushed) & (sizes > 0)
+    needs_careful = (~fast | flushed) & (sizes > 0)
 
     def careful_pass(table, inside, tree):
         again = _pass_careful(table, inside, layout, bins=bins)
@@ -293,15 +305,21 @@ def summarize_table(table: jax.Array, layout: Layout, bins: int) -> tuple[jax.Ar
         # conditioned.
         return Found(
             *(
-                jnp.where(careful.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+                jnp.where(needs_careful.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
                 for a, b in zip(again, tree, strict=True)
             )
         )
 
-    found = jax.lax.cond(
-        jnp.any(careful), careful_pass, lambda table, inside, found: found, table, inside, found
-    )
-    return _statistics(table, inside, layout, found, bins)
+    if careful:
+        found = jax.lax.cond(
+            jnp.any(needs_careful),
+            careful_pass,
+            lambda table, inside, found: found,
+            table,
+            inside,
+            found,
+        )
+    return (*_statistics(table, inside, layout, found, bins), needs_careful)
 
 
 def _statistics(table, inside, layout: Layout, found: Found, bins: int) -> tuple[jax.Array, jax.Array]:
@@ -370,8 +388,9 @@ def table_size(sizes: Sequence[int]) -> tuple[int, int]:
 
     Rows round up to a quarter of their power of two (at least 64), so the
     padding costs at most a quarter more work; slots to a power of two (at
-    least 64) with room for the padding rows' owner. Slots cost little: a
-    few numbers each.
+    least 64) above the number of values: the first spare slot owns the
+    padding rows, and the last is never a value's (:func:`packed_rows`
+    marks a table there). Slots cost little: a few numbers each.
 
     Example:
       >>> table_size([300] * 40)
@@ -431,12 +450,19 @@ def nonfinite_values(rows: np.ndarray, sizes: Sequence[int] | np.ndarray) -> np.
     return np.logical_or.reduceat(rows[: int(per_value.sum())], starts)
 
 
-@functools.partial(jax.jit, static_argnames="bins")
-def packed_rows(table: jax.Array, layout: Layout, bins: int) -> jax.Array:
+@functools.partial(jax.jit, static_argnames=("bins", "careful"))
+def packed_rows(table: jax.Array, layout: Layout, bins: int, careful: bool = True) -> jax.Array:
     """One packed row (see :func:`pack`) per slot of ``layout``, as ``[*lead, count, width]``.
 
     ``table`` is ``[*lead, rows, CHUNK]``: tables stacked by ``scan`` or
     ``vmap`` are summarized as one, each of its tables a copy of ``layout``.
+
+    With ``careful`` False this is the quick program, which a process can
+    compile while a step compiles: it leaves out the careful pass, for
+    values with a NaN or an Inf, or of extreme magnitudes, and marks in
+    each table's last slot, which no value uses (see :func:`table_size`),
+    whether one of its values needs it (:func:`needs_careful`). Unmarked
+    rows are those of the careful program.
 
     Example:
       >>> values = [jnp.arange(3.0), jnp.ones((2, 2))]
@@ -444,9 +470,13 @@ def packed_rows(table: jax.Array, layout: Layout, bins: int) -> jax.Array:
       >>> rows = packed_rows(padded_table(values), layout, bins=4)
       >>> rows.shape, rows[:2, 6:8].tolist()
       ((64, 15), [[3, 0], [4, 0]])
+      >>> quick = packed_rows(padded_table(values), layout, bins=4, careful=False)
+      >>> bool(needs_careful(np.asarray(quick))), bool((quick[:2] == rows[:2]).all())
+      (False, True)
     """
     lead, rows = table.shape[:-2], table.shape[-2]
     copies = math.prod(lead)
+    count = layout.count
     if copies != 1:
         table = table.reshape(-1, CHUNK)
         shift = jnp.arange(copies, dtype=jnp.int32)[:, None]
@@ -459,7 +489,20 @@ def packed_rows(table: jax.Array, layout: Layout, bins: int) -> jax.Array:
         )
     else:
         table = table.reshape(rows, CHUNK)
-    stats, counts = summarize_table(table, layout, bins)
-    return pack(stats, counts).reshape(
-        *lead, -1, stats.shape[-1] * stats.dtype.itemsize // 4 + counts.shape[-1]
-    )
+    stats, counts, marked = _summarized(table, layout, bins, careful)
+    packed = pack(stats, counts).reshape(copies, count, -1)
+    if not careful:
+        packed = packed.at[:, -1, 0].set(jnp.any(marked.reshape(copies, count), axis=1).astype(jnp.int32))
+    return packed.reshape(*lead, count, packed.shape[-1])
+
+
+def needs_careful(quick: np.ndarray) -> bool:
+    """Whether a value of the tables that the quick :func:`packed_rows` summarized as ``quick`` needs the careful pass.
+
+    Example:
+      >>> values = [jnp.array([1.0, jnp.nan])]
+      >>> layout = device_layout((2,))
+      >>> bool(needs_careful(np.asarray(packed_rows(padded_table(values), layout, bins=4, careful=False))))
+      True
+    """
+    return bool(quick[..., -1, 0].any())

@@ -336,7 +336,9 @@ class Recorder(BackendDrains):
         work = [p for _, p in dispatched] + [PendingSummaries([v for _, v in b], self.bins) for b in batches]
         results = fetch_summaries(work)
         tables = list({id(slot.packed): slot.packed for _, slot in slots}.values())
-        host = {id(t): h for t, h in zip(tables, jax.device_get(tables), strict=True)}
+        host = {
+            id(t): t.final(h) for t, h in zip(tables, jax.device_get([t.rows for t in tables]), strict=True)
+        }
         for record, slot in slots:
             record.summary = slot.summary(host[id(slot.packed)])
         for (record, _), (summary,) in zip(dispatched, results[: len(dispatched)], strict=True):

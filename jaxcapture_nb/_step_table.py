@@ -22,7 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcapture_nb._batch import CHUNK, Layout, device_layout, packed_rows, table_size
+from jaxcapture_nb._batch import CHUNK, Layout, device_layout, needs_careful, packed_rows, table_size
+from jaxcapture_nb._hosts import fetch_all
 from jaxcapture_nb._program_cache import load_or_compile, usable
 from jaxcapture_nb._summary import Summary, unpack_summary
 
@@ -56,15 +57,20 @@ class StepTable:
     def __init__(self, table: Any, sites: tuple[TableSite, ...], flags: Any = None):
         self.table, self.sites, self.flags = table, sites, flags
 
-    def packed(self, bins: int, layout: Layout | None = None) -> jax.Array:
+    def packed(self, bins: int, layout: Layout | None = None) -> PackedRows:
         """Dispatches the summaries: packed rows ``[*lead, slots, width]``, row ``k`` the ``k``-th site's.
 
-        ``layout`` is the table's :func:`_batch.device_layout`, if the caller keeps it.
+        ``layout`` is the table's :func:`_batch.device_layout`, if the caller
+        keeps it. Until this process has the careful summary program, the
+        quick one summarizes (see :func:`summary_program`).
         """
         layout = device_layout(sizes_of(self.sites)) if layout is None else layout
         if not usable((self.table, layout)):
-            return packed_rows(self.table, layout, bins=bins)
-        return summary_program(self.table.shape, layout, self.table.dtype, bins)(self.table, layout)
+            return PackedRows(packed_rows(self.table, layout, bins=bins))
+        careful = _program_key(self.table.shape, layout.count, self.table.dtype, bins, True) in _programs
+        program = summary_program(self.table.shape, layout, self.table.dtype, bins, careful=careful)
+        rows = program(self.table, layout)
+        return PackedRows(rows) if careful else PackedRows(rows, (self, layout, bins))
 
 
 def sizes_of(sites: tuple[TableSite, ...]) -> tuple[int, ...]:
@@ -79,35 +85,72 @@ jax.tree_util.register_pytree_node(
 )
 
 
+class PackedRows:
+    """A table's summaries as the device makes them, and the table until they are known to be final.
+
+    Attributes:
+      rows: the packed rows, ``[*lead, slots, width]``, on the device.
+    """
+
+    __slots__ = ("rows", "_quick")
+
+    def __init__(self, rows: jax.Array, quick: tuple[StepTable, Layout, int] | None = None):
+        # The table, its layout and bins, while the quick program's rows may
+        # mark it for the careful one.
+        self.rows, self._quick = rows, quick
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.rows.shape
+
+    def final(self, fetched: np.ndarray) -> np.ndarray:
+        """The final rows, given :attr:`rows` fetched: those, or the careful program's where the quick one marked the table.
+
+        Lets the table go, and from then on :attr:`rows` are final. The
+        careful program compiles here, once per process and table size, if
+        no value has needed it before (as with a NaN, an Inf or values of
+        extreme magnitude).
+        """
+        quick, self._quick = self._quick, None
+        if quick is None or not needs_careful(fetched):
+            return fetched
+        table, layout, bins = quick
+        program = summary_program(table.table.shape, layout, table.table.dtype, bins, careful=True)
+        self.rows = program(table.table, layout)
+        return fetch_all([self.rows])[0]
+
+
 class TableSlot:
     """A site's summary among the packed rows of a :class:`StepTable`, fetched with the rest."""
 
     __slots__ = ("k", "packed", "shape", "dtype")
 
-    def __init__(self, packed: jax.Array, k: int, shape: tuple[int, ...], dtype: Any):
+    def __init__(self, packed: PackedRows, k: int, shape: tuple[int, ...], dtype: Any):
         self.packed, self.k, self.shape, self.dtype = packed, k, shape, dtype
 
     def summary(self, packed: np.ndarray) -> Summary:
-        """The site's :class:`Summary`, from the fetched packed rows."""
+        """The site's :class:`Summary`, from the final packed rows (:meth:`PackedRows.final`)."""
         return unpack_summary(packed[..., self.k, :], self.shape, self.dtype)
 
 
-# Compiling the summary program takes most of a second on a CPU, once per
+# Compiling the summary program takes over a second on a CPU, once per
 # table size, so it is kept on disk for the next process (``_program_cache``)
 # and, where none was kept, compiles on a thread of its own (XLA compiles
 # without holding Python's lock). A capture summarizes a table as
 # its call returns, and starts the compile as the step is traced, beside
 # the step's own. A watch summarizes when its stream settles, in the
 # background, and starts it as the first table arrives: the step compiles
-# alone.
+# alone. What compiles ahead is the quick program, in a third of the time,
+# so that a first capture waits for little beyond its step; the careful
+# one compiles when a value first needs it.
 _compiles: dict[tuple[Any, ...], threading.Thread] = {}
 _compiles_lock = threading.Lock()
 _programs: dict[tuple[Any, ...], Any] = {}
 
 
 def compile_ahead(sizes: tuple[int, ...], dtype: Any, bins: int) -> None:
-    """Starts loading or compiling the summaries of a table of values of ``sizes`` in the background, once per process."""
-    key = _program_key((table_size(sizes)[0], CHUNK), table_size(sizes)[1], dtype, bins)
+    """Starts loading or compiling the quick summaries of a table of values of ``sizes`` in the background, once per process."""
+    key = _program_key((table_size(sizes)[0], CHUNK), table_size(sizes)[1], dtype, bins, False)
     with _compiles_lock:
         if key in _compiles or key in _programs:
             return
@@ -119,21 +162,26 @@ def compile_ahead(sizes: tuple[int, ...], dtype: Any, bins: int) -> None:
     thread.start()
 
 
-def summary_program(shape: tuple[int, ...], layout: Layout, dtype: Any, bins: int) -> Any:
-    """The compiled summaries of tables of ``shape`` laid out as ``layout``: this process's, kept on disk, or new."""
-    key = _program_key(shape, layout.count, dtype, bins)
+def summary_program(shape: tuple[int, ...], layout: Layout, dtype: Any, bins: int, careful: bool) -> Any:
+    """The compiled summaries of tables of ``shape`` laid out as ``layout``: this process's, kept on disk, or new.
+
+    ``careful`` chooses the careful program or the quick one (see :func:`_batch.packed_rows`).
+    """
+    key = _program_key(shape, layout.count, dtype, bins, careful)
     thread = _compiles.get(key)
     if thread is not None and thread is not threading.current_thread():
         thread.join()  # rather than compiling it a second time
     program = _programs.get(key)
     if program is None:
         table = jax.ShapeDtypeStruct(shape, dtype)
-        program = _programs[key] = load_or_compile("packed_rows", packed_rows, (table, layout), bins=bins)
+        program = _programs[key] = load_or_compile(
+            "packed_rows", packed_rows, (table, layout), bins=bins, careful=careful
+        )
     return program
 
 
-def _program_key(shape: tuple[int, ...], count: int, dtype: Any, bins: int) -> tuple[Any, ...]:
-    return (tuple(shape), count, np.dtype(dtype), bins)
+def _program_key(shape: tuple[int, ...], count: int, dtype: Any, bins: int, careful: bool) -> tuple[Any, ...]:
+    return (tuple(shape), count, np.dtype(dtype), bins, careful)
 
 
 def _compile(sizes: tuple[int, ...], dtype: Any, bins: int) -> None:
@@ -142,6 +190,6 @@ def _compile(sizes: tuple[int, ...], dtype: Any, bins: int) -> None:
     # A failure here is the real call's to report.
     with contextlib.suppress(Exception):
         if usable((layout,)):
-            summary_program(shape, layout, dtype, bins)
+            summary_program(shape, layout, dtype, bins, careful=False)
         else:  # a call with zeros fills the jit cache that the real calls look in
             packed_rows(jnp.zeros(shape, dtype), layout, bins=bins).block_until_ready()

@@ -49,7 +49,7 @@ from jaxcapture_nb._protocols import BackendDrains, Delivery, PackedRow
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
 from jaxcapture_nb._row_grid import RowGrid
-from jaxcapture_nb._step_table import StepTable, TableSite, compile_ahead, sizes_of
+from jaxcapture_nb._step_table import PackedRows, StepTable, TableSite, compile_ahead, sizes_of
 from jaxcapture_nb._summary import (
     FLOAT_FIELDS,
     INT_FIELDS,
@@ -273,7 +273,7 @@ class _TableRows:
     """
 
     sites: _TableSites
-    packed: Any = None  # on the device until settled
+    packed: PackedRows | None = None  # on the device until settled
     values: Any = None  # the table itself, while its summaries may still be wanted
     nonfinite: Any = None  # [rows] bools (StepTable.flags), for a table that waits
     # Where the row would go among its block's appends: off the grid of kept
@@ -295,7 +295,7 @@ class _TableRows:
         if self.waits:
             return True
         table = self.packed if self.packed is not None else self.values.table
-        return table.ndim == 2
+        return len(table.shape) == 2
 
 
 class SiteSeries:
@@ -871,9 +871,9 @@ class Stream(BackendDrains):
         tables = [value for *_, value in arrived if isinstance(value, _TableRows)]
         replaced = replaced[: len(tables)]
         # A replaced table that waited and was never summarized needs only its flags; the rest, their packed rows.
-        wanted = [rows.packed if rows.packed is not None else rows.nonfinite for rows in tables]
+        wanted = [rows.packed.rows if rows.packed is not None else rows.nonfinite for rows in tables]
         fetched = [
-            host[..., : len(rows.sites.sites), :] if rows.packed is not None else host
+            rows.packed.final(host)[..., : len(rows.sites.sites), :] if rows.packed is not None else host
             for rows, host in zip(tables, fetch_all(wanted), strict=True)
         ]
         made = self._table_statistics(tables, fetched, replaced)
@@ -1042,7 +1042,7 @@ def _device_arrays(value: _Row | _TableRows | Summary) -> tuple[Any, ...]:
     if isinstance(value, _Row):
         return (value.row,)
     if isinstance(value, _TableRows):
-        return (value.packed,) if value.packed is not None else (value.nonfinite,)
+        return (value.packed.rows,) if value.packed is not None else (value.nonfinite,)
     return (value.stats, value.counts)
 
 

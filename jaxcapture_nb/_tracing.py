@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import numpy as np
 from jax._src import core as _jax_core  # private: see _trace_stack
 from jax._src.interpreters import ad as _jax_ad  # private: see lifted
 from jax._src.interpreters import batching as _jax_batching  # private: see lifted
@@ -196,7 +197,7 @@ def _grad_and_vmap_values_lift_out() -> bool:
         seen.append(traced_for(current_trace()) is not None)
         return x
 
-    jax.make_jaxpr(probe)(jax.numpy.ones(2))
+    jax.make_jaxpr(probe)(np.ones(2, np.float32))
     return seen == [True, True, True]
 
 
@@ -213,7 +214,7 @@ jax.tree_util.register_pytree_node(
 
 def _outputs_are_reflattened_once() -> bool:
     _Noted.seen = []
-    jax.jit(lambda x: (_Noted(), x))(jax.numpy.ones(()))
+    jax.jit(lambda x: (_Noted(), x))(np.float32(1.0))
     return True in _Noted.seen
 
 

@@ -6,7 +6,7 @@ import pytest
 from flax import nnx
 
 from jaxcapture_nb import capture, watch
-from jaxcapture_nb._batch import device_layout, packed_rows, padded_table, table_size
+from jaxcapture_nb._batch import device_layout, needs_careful, packed_rows, padded_table, table_size
 from jaxcapture_nb._row_grid import RowGrid
 from jaxcapture_nb._step_table import StepTable
 from jaxcapture_nb._stream import RowLayout, SeriesBlock
@@ -230,3 +230,63 @@ def test_the_summary_program_of_a_new_table_size_compiles_in_the_background():
     (key,) = [key for key in _step_table._compiles if key[0][0] == rows]
     assert not _step_table._compiles[key].is_alive()  # waited for before the summaries were made
     assert all(s.size == 1 for s in w.stream.series.values())
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        None,
+        np.array([1.0, np.nan], np.float32),
+        np.array([np.inf, 2.0], np.float32),
+        np.array([3e38, -3e38], np.float32),  # squares overflow
+        np.array([1e-40, 0.0], np.float32),  # subnormal: flushed to zero on a CPU
+    ],
+    ids=["ordinary", "nan", "inf", "huge", "subnormal"],
+)
+def test_the_quick_program_marks_only_tables_that_need_the_careful_pass_and_agrees_on_the_rest(odd):
+    arrays = [jnp.asarray(v) for v in VALUES if np.isfinite(v).all()]
+    arrays.append(jnp.asarray(1000 + rng.normal(size=500).astype(np.float32)))  # ill-conditioned variance
+    if odd is not None:
+        arrays.append(jnp.asarray(odd))
+    table, layout = padded_table(arrays), device_layout(tuple(a.size for a in arrays))
+    quick = np.asarray(packed_rows(table, layout, bins=16, careful=False))
+    careful = np.asarray(packed_rows(table, layout, bins=16))
+    assert needs_careful(quick) == (odd is not None)
+    if odd is None:
+        np.testing.assert_array_equal(quick[: len(arrays)], careful[: len(arrays)])
+
+
+def test_a_table_the_quick_program_marks_is_summarized_again_by_the_careful_one(tmp_path, monkeypatch):
+    """A first capture compiles only the quick program; a NaN brings in the careful one, once."""
+    from jaxcapture_nb import _step_table
+
+    monkeypatch.setenv("JAXCAPTURE_NB_CACHE_DIR", str(tmp_path))  # nothing kept from other runs
+    monkeypatch.setattr(_step_table, "_programs", {})
+    monkeypatch.setattr(_step_table, "_compiles", {})
+    model = Stack([4, 8, 8], nnx.Rngs(0))
+    step = nnx.jit(lambda m, x: m(x))
+
+    def captured(x):
+        with capture(model, keep="summary") as cap:
+            step(model, x)
+        return {r.name: r.summary for r in cap.records}
+
+    def programs():
+        return sorted(careful for *_, careful in _step_table._programs)
+
+    finite = captured(jnp.ones((2, 4)))
+    assert programs() == [False]
+    x = jnp.ones((2, 4)).at[0, 0].set(jnp.nan)
+    with_nan = captured(x)
+    assert programs() == [False, True]
+    want = jnp.tanh(model.layers[0](x))
+    assert (with_nan["h0"].nan_count, with_nan["h0"].count) == (
+        int(jnp.isnan(want).sum()),
+        int(jnp.isfinite(want).sum()),
+    )
+    assert with_nan["h0"].max == pytest.approx(float(jnp.nanmax(want)), rel=1e-6)
+    # Once a process has the careful program, it summarizes every table: the same rows.
+    again = captured(jnp.ones((2, 4)))
+    for name, summary in finite.items():
+        np.testing.assert_array_equal(again[name].stats, summary.stats)
+        np.testing.assert_array_equal(again[name].counts, summary.counts)

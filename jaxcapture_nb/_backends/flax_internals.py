@@ -342,19 +342,25 @@ def _sow_goes_through_captures() -> bool:
 
 
 def _sow_and_perturb_use_captures() -> bool:
-    for options in _sow_options():
+    # Probed while tracing, as models sow: run eagerly, ``perturb``'s
+    # addition compiled two programs, a tenth of a second of a first capture.
+    def probe_once(x, options):
         sowed, perturbed = _Recording(), _Recording()
         probe = _probe_with_captures(sowed, perturbed)
-        x = np.ones(2, np.float32)
         probe(x, **options)
-        if not (
+        return (
             len(sowed) == 1
             and sowed.get("sowed", (None,))[0] is x
             and "perturbed" in perturbed.read
             and "sowed" not in vars(probe)
-        ):
-            return False
-    return True
+        )
+
+    held: list[bool] = []
+    for options in _sow_options():
+        jax.make_jaxpr(lambda x, options=options: held.append(probe_once(x, options)) or x)(
+            np.ones(2, np.float32)
+        )
+    return all(held) and len(held) == len(_sow_options())
 
 
 def _copies_share_the_site_key() -> bool:
@@ -396,14 +402,22 @@ def _transforms_carry_new_variables_out() -> bool:
         module.grown = nnx.Intermediate(x * module.scale[...])
         return x
 
-    probe = cls()
     try:
         transform = nnx.remat(grow, graph=True, graph_updates=True)  # whatever mode the caller set
     except TypeError:  # a Flax whose transforms have no tree mode
         transform = nnx.remat(grow)
-    transform(probe, np.ones(2, np.float32))
-    grown = vars(probe).get("grown")
-    return inside == [True] and seen.seen >= 2 and isinstance(grown, nnx.Intermediate)
+    grown: list[Any] = []
+
+    def probe(x):
+        # Made and transformed while tracing: run eagerly, the transform
+        # compiled its function.
+        module = cls()
+        transform(module, x)
+        grown.append(vars(module).get("grown"))
+        return x
+
+    jax.make_jaxpr(probe)(np.ones(2, np.float32))
+    return inside == [True] and seen.seen >= 2 and isinstance(grown[0], nnx.Intermediate)
 
 
 def _modules_remember_their_trace() -> bool:
