@@ -136,13 +136,13 @@ class TableSlot:
 # Compiling the summary program takes over a second on a CPU, once per
 # table size, so it is kept on disk for the next process (``_program_cache``)
 # and, where none was kept, compiles on a thread of its own (XLA compiles
-# without holding Python's lock). A capture summarizes a table as
-# its call returns, and starts the compile as the step is traced, beside
-# the step's own. A watch summarizes when its stream settles, in the
-# background, and starts it as the first table arrives: the step compiles
-# alone. What compiles ahead is the quick program, in a third of the time,
-# so that a first capture waits for little beyond its step; the careful
-# one compiles when a value first needs it.
+# without holding Python's lock), started as the step is traced, beside
+# the step's own: a capture summarizes a table as its call returns, and a
+# watch's first row waits for its summaries. What compiles ahead is the
+# quick program, in a third of the time, so that a first capture or row
+# waits for little beyond its step; the careful one compiles when a value
+# first needs it. Started once the step had run instead, a first row of a
+# watch came a tenth later on two cores, where the step compiled alone.
 _compiles: dict[tuple[Any, ...], threading.Thread] = {}
 _compiles_lock = threading.Lock()
 _programs: dict[tuple[Any, ...], Any] = {}

@@ -161,9 +161,10 @@ def pack(entries: list[Entry], recorder: SiteRecorder, gate: Any, tables: bool =
             TableSite(e.path, e.var_type, e.name, e.index, e.order, tuple(e.value.shape), e.value.dtype)
             for e in (arrays[i] for i in members)
         )
+        # Compiled beside the step: a capture summarizes the table as its
+        # call returns, and a watch shows its first row once it is summarized.
+        compile_ahead(sizes_of(sites), table.dtype, recorder.bins)
         if recorder.holds_values:
-            # A capture summarizes the table as its call returns: compile beside the step.
-            compile_ahead(sizes_of(sites), table.dtype, recorder.bins)
             made.append(StepTable(table, sites))
         else:
             # A stream may never summarize a step's table (see Stream), and
