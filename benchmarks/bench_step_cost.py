@@ -24,7 +24,8 @@ so that each variant pays its own host work in its own turn. ``--tiny``
 shrinks the layers, so that the host's part (Flax's own flattening of 292
 modules, most of all) is nearly the whole step.
 
-Run with ``python benchmarks/bench_step_cost.py [--tiny] [--rounds N]``.
+Run with ``python benchmarks/bench_step_cost.py [--tiny] [--rounds N] [--only TEXT]``; ``--only``
+measures the variants whose names hold TEXT alone, beside plain and the floor.
 """
 
 from __future__ import annotations
@@ -193,7 +194,7 @@ def watching(**options):
     return lambda model: watch(model, display=False, publish="loop", **options)
 
 
-def run(tiny: bool, rounds: int, steps: int) -> None:
+def run(tiny: bool, rounds: int, steps: int, only: str | None = None) -> None:
     log_dir = tempfile.mkdtemp()
     variants = {
         "plain": Variant(tiny, OFF, train_step),
@@ -208,6 +209,8 @@ def run(tiny: bool, rounds: int, steps: int) -> None:
         "cached_partial, plain": Variant(tiny, OFF, train_step, style="cached"),
         "cached_partial, watch()": Variant(tiny, SOW, train_step, watching(), "cached"),
     }
+    if only:  # one figure alone, beside its references
+        variants = {k: v for k, v in variants.items() if k in ("plain", "floor") or only in k}
     try:
         for variant in variants.values():  # trace and compile, and let the summary programs compile
             for _ in range(3):
@@ -251,6 +254,8 @@ def report(times: dict[str, list[float]], tiny: bool, rounds: int, steps: int) -
             f"[{low:6.3f}, {high:6.3f}] {versus:8.2f}{target}"
         )
     for style in ("tree mode", "cached_partial"):
+        if f"{style}, plain" not in times:
+            continue
         pair = {k: times[f"{style}, {k}"] for k in ("plain", "watch()")}
         ratio = paired_ratios(pair, "plain")["watch()"]
         low, high = paired_ratio_interval(pair, "watch()", "plain")
@@ -273,8 +278,11 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--steps", type=int, default=20, help="steps timed together in a round")
+    parser.add_argument(
+        "--only", help="run only the variants whose names hold this text (and plain and floor)"
+    )
     args = parser.parse_args()
-    run(args.tiny, args.rounds, args.steps)
+    run(args.tiny, args.rounds, args.steps, args.only)
 
 
 if __name__ == "__main__":
