@@ -265,7 +265,7 @@ def _summarized(table: jax.Array, layout: Layout, bins: int, careful: bool) -> t
     """:func:`summarize_table`'s ``stats`` and ``counts``, and which values need the careful pass.
 
     With ``careful`` False the careful pass is left out of the program, which
-    then compiles in a third of the time: the rows of the values it marks
+    then compiles in about half the time: the rows of the values it marks
     are not yet right. Every other row is what the careful program makes:
     the same operations on the same values.
     """
