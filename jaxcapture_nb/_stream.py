@@ -49,7 +49,7 @@ from jaxcapture_nb._protocols import BackendDrains, Delivery, PackedRow
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
 from jaxcapture_nb._row_grid import RowGrid
-from jaxcapture_nb._step_table import PackedRows, StepTable, TableSite, compile_ahead, sizes_of
+from jaxcapture_nb._step_table import PackedRows, StepTable, TableSite, sizes_of
 from jaxcapture_nb._summary import (
     FLOAT_FIELDS,
     INT_FIELDS,
@@ -618,11 +618,10 @@ class Stream(BackendDrains):
             self._arrived.append((sites, step, 0, rows))
 
     def _table_sites(self, table: StepTable, moved: tuple[int, ...]) -> _TableSites:
-        """The series of a table's sites; the first table of its sites starts compiling their summaries."""
+        """The series of a table's sites (their summaries started compiling as the step was traced)."""
         sites = table.sites
         found = self._tables.get((id(sites), moved))
         if found is None or found.sites is not sites:
-            compile_ahead(sizes_of(sites), table.table.dtype, self.bins)
             indices = moved or (0,) * len(sites)
             named = [
                 _site(s.path, s.var_type, s.name, s.index + k) for s, k in zip(sites, indices, strict=True)

@@ -203,7 +203,6 @@ def test_a_capture_and_a_watch_compile_summaries_beside_the_step(monkeypatch):
         _step_table.compile_ahead(sizes, dtype, bins)
 
     monkeypatch.setattr("jaxcapture_nb._backends.nnx.parcel.compile_ahead", noting)
-    monkeypatch.setattr("jaxcapture_nb._stream.compile_ahead", noting)
     step = nnx.jit(lambda m, x: m(x))
     x = jnp.ones((2, 4))
     model = Stack([4, 8, 8], nnx.Rngs(0))
