@@ -21,13 +21,13 @@ waits for a file:
 All the values of one step that arrive together go in one event: a step of
 a model with hundreds of sites is one record to serialize, checksum and
 write, where one event per value (``SummaryWriter.add_histogram_raw``,
-``add_scalar``) would be hundreds. The file is flushed every
-:data:`FLUSH_SECONDS`, so a process that is killed loses at most the last
-few seconds.
+``add_scalar``) would be hundreds. Each step goes to the operating system
+as soon as the thread takes it, so a process that is killed loses only the
+rows still queued; a full disk ends the log with its steps so far whole
+(see :class:`LogWriter`), and the training goes on.
 
-The format comes from tensorboardX (its ``FileWriter`` and protocol
-buffers), installed with ``pip install "jaxcapture_nb[tensorboard]"``; the
-package imports without it.
+The protocol buffers come from tensorboardX (installed with
+:data:`INSTALL_HINT`); the package imports without it.
 """
 
 from __future__ import annotations
@@ -42,13 +42,11 @@ from typing import Any
 import numpy as np
 
 from jaxcapture_nb import _schema
+from jaxcapture_nb._event_file import EventFile
 from jaxcapture_nb._stream import KIND_LABELS, SiteSeries, flag_name
 from jaxcapture_nb._warnings import warn
 
-# The longest a recorded row waits in memory before it is on disk.
-FLUSH_SECONDS = 2
-
-INSTALL_HINT = 'pip install "jaxcapture_nb[tensorboard]"'
+INSTALL_HINT = "pip install tensorboardX tensorboard crc32c"
 
 # The row's range edges are the histogram's own; the percentiles TensorBoard
 # computes from it.
@@ -123,31 +121,39 @@ def histogram_edges(lo: float, hi: float, bins: int) -> np.ndarray:
 
 
 class LogWriter:
-    """Writes the rows a :class:`Stream` records to TensorBoard event files in ``log_dir``.
+    """Writes the rows a :class:`Stream` records to a new TensorBoard event file in ``log_dir``.
 
     Add :meth:`add_row` to the stream's ``on_row`` listeners; it only queues
-    the row. A thread of the writer's own builds the events and hands them
-    to tensorboardX's ``FileWriter``, whose thread writes them and flushes
-    the file every :data:`FLUSH_SECONDS`.
+    the row. A thread of the writer's own builds the events and appends
+    them to the file (:class:`~jaxcapture_nb._event_file.EventFile`) as
+    soon as it takes them, so a process that is killed loses only the rows
+    still queued.
+
+    A write that fails (a full disk, say) ends the log, not the run: the
+    file keeps every event written before, the thread drops what comes
+    after, and :meth:`report` tells the user, once.
 
     Args:
-      log_dir: the run's directory, made if missing; each writer adds an
-        event file to it, as tensorboardX's writers do.
+      log_dir: the run's folder, made if missing; each writer adds an
+        event file of its own to it.
 
     Raises:
       ImportError: tensorboardX is not installed.
+      OSError: the folder or the file cannot be made.
     """
 
     def __init__(self, log_dir: str | os.PathLike[str]):
-        tensorboardx = require()
+        require()
         from tensorboardX.proto.summary_pb2 import HistogramProto, Summary
 
         self._summary, self._histogram = Summary, HistogramProto
         self.log_dir = os.fspath(log_dir)
-        # Each event holds a whole step, so a short queue is many steps.
-        self._file = tensorboardx.FileWriter(self.log_dir, max_queue=64, flush_secs=FLUSH_SECONDS)
+        self._file = EventFile(self.log_dir)
+        self.path = self._file.path
         self._rows: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._error: Exception | None = None  # what stopped the writing, if anything did
+        self._error: OSError | None = None  # what stopped the writing, if anything did
+        self._stopped_at: int | None = None  # the step of the first event not written
+        self._reported = False
         self._thread = threading.Thread(target=self._write_rows, name="jaxcapture-tensorboard", daemon=True)
         self._thread.start()
 
@@ -156,22 +162,30 @@ class LogWriter:
         self._rows.put((series, step, stats.copy(), hist.copy(), time.time()))
 
     def flush(self) -> None:
-        """Waits until every row queued so far is handed to the file, and flushes it."""
+        """Waits until every row queued so far is in the file (or dropped after a failure)."""
         done = threading.Event()
         self._rows.put(done)
         done.wait()
 
     def close(self) -> None:
-        """Writes every queued row, flushes and closes the file.
-
-        A failure to write (a full disk, say) warns here rather than raise:
-        the training it recorded went well.
-        """
+        """Writes every queued row, closes the file, and :meth:`report` s a failure."""
         self._rows.put(_CLOSE)
         self._thread.join()
         self._file.close()
-        if self._error is not None:
-            warn(f"the TensorBoard log in {self.log_dir} stopped early: {self._error!r}")
+        self.report()
+
+    def report(self) -> None:
+        """Warns, once, if the log stopped: where, why, what the file holds and what to do."""
+        error = self._error
+        if error is None or self._reported:
+            return
+        self._reported = True
+        warn(
+            f"the TensorBoard log {self.path} stopped at step {self._stopped_at}: "
+            f"{error.strerror or error}. What was written before stays in the file, every record "
+            "whole; training and the view go on without the log. Free space on that disk, or pass "
+            "another log_dir=, for the next run."
+        )
 
     def _write_rows(self) -> None:
         """Writes what is queued, a step per event, until :meth:`close`."""
@@ -191,16 +205,15 @@ class LogWriter:
                 rows = []
                 if item is _CLOSE:
                     return
-                self._file.flush()
                 item.set()  # what flush() waits for
             self._write_safely(rows)
 
     def _write_safely(self, rows: list[tuple[SiteSeries, int, np.ndarray, np.ndarray, float]]) -> None:
-        """Writes rows, or after a failure drops them: :meth:`close` reports it."""
+        """Writes rows, or after a failure drops them: :meth:`report` tells."""
         if self._error is None and rows:
             try:
                 self._write(rows)
-            except Exception as error:
+            except OSError as error:
                 self._error = error
 
     def _write(self, rows: list[tuple[SiteSeries, int, np.ndarray, np.ndarray, float]]) -> None:
@@ -214,8 +227,16 @@ class LogWriter:
             if not events or events[-1][0] != step:
                 events.append((step, walltime, []))
             events[-1][2].extend(self._values(series, stats, hist))
-        for step, walltime, values in events:
-            self._file.add_summary(self._summary(value=values), global_step=step, walltime=walltime)
+        try:
+            self._file.write(
+                [
+                    self._file.record(step=step, wall_time=walltime, summary=self._summary(value=values))
+                    for step, walltime, values in events
+                ]
+            )
+        except OSError:
+            self._stopped_at = events[self._file.kept][0]
+            raise
 
     def _values(self, series: SiteSeries, stats: np.ndarray, hist: np.ndarray) -> list[Any]:
         """The summary values of one row: a scalar, or a histogram and its statistics."""

@@ -261,6 +261,8 @@ class Watch:
             value has held a NaN or Inf.
         """
         self.stream.log(self.stream.steps_seen - 1 if step is None else step, scalars)
+        if self._log is not None:
+            self._log.report()  # a log that stopped says so while the loop runs
         if self.publish_from == "loop":
             self._publish_from_loop()
         self._check()
@@ -412,9 +414,10 @@ def watch(
         :func:`~jaxcapture_nb.open_run` opens them again): every recorded
         histogram with its exact edges and counts, the statistics and the
         ``w.log`` scalars, at their steps, thinned by ``every`` as the view
-        is. A thread of its own writes them and flushes every two seconds;
-        only process 0 of a ``jax.distributed`` run writes. Needs
-        ``pip install "jaxcapture_nb[tensorboard]"``.
+        is. A thread of its own writes them as they come, to an event file
+        of the watch's own; a full disk ends the log with a warning, not
+        the training. Only process 0 of a ``jax.distributed`` run writes.
+        Needs ``pip install tensorboardX tensorboard crc32c``.
       steps: what one training step is: ``"calls"`` (the default), each
         compiled call that takes the model in and sows (a call that scans
         several steps, ``nnx.scan`` over batches with the model in the

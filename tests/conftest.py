@@ -3,6 +3,7 @@
 import atexit
 import os
 import shutil
+import subprocess
 import tempfile
 
 import jax
@@ -52,3 +53,29 @@ def ipython():
     yield shell
     shell.run_line_magic("unload_ext", "jaxcapture_nb")
     shell.user_ns.pop("_capture", None)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """Mounts a real tmpfs of the given size (``small_disk("64k")``) and returns its folder.
+
+    Faults such as a full disk are tested where they happen, in the kernel's
+    writes, not by replacing a function. Mounting needs root: elsewhere the
+    test is skipped, saying why.
+    """
+    mounted = []
+
+    def mount(size: str):
+        folder = tmp_path / f"disk{len(mounted)}"
+        folder.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+        mounted.append(folder)
+        return folder
+
+    yield mount
+    for folder in mounted:
+        subprocess.run(["umount", str(folder)], check=True)

@@ -1,8 +1,11 @@
 """watch(log_dir=...) writes TensorBoard event files; open_run() shows a saved log again."""
 
 import math
+import os
 import pathlib
 import queue
+import re
+import struct
 import subprocess
 import sys
 import threading
@@ -23,6 +26,8 @@ pytest.importorskip("tensorboardX")
 pytest.importorskip("tensorboard")
 from tensorboard.backend.event_processing import event_accumulator  # noqa: E402
 from tensorboardX import SummaryWriter  # noqa: E402
+from tensorboardX.proto.event_pb2 import Event  # noqa: E402
+from tensorboardX.record_writer import masked_crc32c  # noqa: E402
 
 WORKER = pathlib.Path(__file__).with_name("tensorboard_worker.py")
 STATS = ("mean", "std", "min", "max", "zero_pct", "nan", "posinf", "neginf")
@@ -216,14 +221,72 @@ def test_open_run_says_what_a_path_holds(tmp_path):
     assert list(open_run(tmp_path / "a").stream.scalars) == ["loss"]
 
 
-def test_a_log_that_fails_to_write_warns_and_the_run_goes_on(tmp_path, monkeypatch):
-    def full_disk(self, rows):
-        raise OSError(28, "No space left on device")
+def whole_records(path):
+    """The steps of each tag in an event file, checking that every record is whole and its checksums right."""
+    data, steps, at = path.read_bytes(), {}, 0
+    while at < len(data):
+        (length,) = struct.unpack_from("<Q", data, at)
+        assert struct.unpack_from("<I", data, at + 8)[0] == masked_crc32c(data[at : at + 8])
+        record = data[at + 12 : at + 12 + length]
+        assert len(record) == length
+        assert struct.unpack_from("<I", data, at + 12 + length)[0] == masked_crc32c(record)
+        event = Event.FromString(record)
+        for value in event.summary.value:
+            steps.setdefault(value.tag, []).append(event.step)
+        at += 12 + length + 4
+    return steps
 
-    monkeypatch.setattr(LogWriter, "_write", full_disk)
-    with pytest.warns(JaxCaptureWarning, match=r"TensorBoard log in .* stopped early: .*No space left"):
-        w = train(tmp_path, steps=3)
+
+def fill(folder, leave=0):
+    """Fills the filesystem of ``folder`` but ``leave`` bytes."""
+    stats = os.statvfs(folder)
+    (folder / "filler").write_bytes(b"\0" * (stats.f_bavail * stats.f_frsize - leave))
+
+
+def test_a_disk_that_fills_during_a_run_ends_the_log_not_the_training(small_disk):
+    disk = small_disk("1m")
+    fill(disk, leave=16 * 1024)
+    with pytest.warns(
+        JaxCaptureWarning, match=r"stopped at step \d+: No space left on device.*Free space"
+    ) as warned:
+        w = train(disk / "run", steps=40)
+    assert len([x for x in warned if issubclass(x.category, JaxCaptureWarning)]) == 1  # told once
+    assert [rows(s)[0].tolist() for s in w.stream.series.values()] == [list(range(40))]  # training went on
+    (path,) = (disk / "run").iterdir()
+    stopped = int(re.search(r"stopped at step (\d+)", str(warned[0].message)).group(1))
+    assert 0 < stopped < 39 and str(path) in str(warned[0].message)
+    # Every record in the file is whole, TensorBoard reads them all, and
+    # each tag holds its first steps, none missing: all written before the failure.
+    written = whole_records(path)
+    log = accumulate(path)
+    assert written["act"] == [e.step for e in log.Histograms("act")] == list(range(len(written["act"])))
+    assert written["loss"] == [e.step for e in log.Scalars("loss")] == list(range(len(written["loss"])))
+    assert stopped in (len(written["act"]), len(written["loss"])) and len(written["act"]) < 40
+
+
+def test_a_disk_full_before_the_run_warns_and_the_training_goes_on(small_disk):
+    disk = small_disk("64k")
+    (disk / "run").mkdir()
+    fill(disk)
+    with pytest.warns(JaxCaptureWarning, match=r"stopped at step 0: No space left on device"):
+        w = train(disk / "run", steps=3)
     assert [rows(s)[0].tolist() for s in w.stream.series.values()] == [[0, 1, 2]]
+    (path,) = (disk / "run").iterdir()
+    assert path.stat().st_size == 0  # nothing half-written
+
+
+def test_two_watches_started_in_the_same_second_keep_a_file_each(tmp_path, monkeypatch):
+    monkeypatch.setattr(time, "time", lambda: 1_800_000_000.25)
+    train(tmp_path, steps=3)
+    train(tmp_path, steps=5)
+    first, second = sorted(tmp_path.iterdir(), key=lambda p: int(p.name.rsplit(".", 1)[1]))
+    assert first.name.startswith("events.out.tfevents.1800000000.")
+    assert whole_records(first)["loss"] == [0, 1, 2] and whole_records(second)["loss"] == list(range(5))
+    # Two open at once, in one folder, write apart.
+    a, b = LogWriter(tmp_path / "both"), LogWriter(tmp_path / "both")
+    assert a.path != b.path
+    a.close()
+    b.close()
 
 
 def test_only_process_zero_writes(tmp_path, monkeypatch):
@@ -234,10 +297,10 @@ def test_only_process_zero_writes(tmp_path, monkeypatch):
 
 def test_log_dir_without_tensorboardx_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorboardX", None)
-    with pytest.raises(ImportError, match=r'pip install "jaxcapture_nb\[tensorboard\]"'):
+    with pytest.raises(ImportError, match=r"pip install tensorboardX tensorboard crc32c"):
         watch(log_dir=tmp_path)
     monkeypatch.setitem(sys.modules, "tensorboard", None)
-    with pytest.raises(ImportError, match=r'pip install "jaxcapture_nb\[tensorboard\]"'):
+    with pytest.raises(ImportError, match=r"pip install tensorboardX tensorboard crc32c"):
         open_run(tmp_path)
 
 
