@@ -1,7 +1,7 @@
 """open_run(): a saved TensorBoard log, shown in a :class:`LiveView` with no model and no loop.
 
-The log is read with TensorBoard's own ``EventAccumulator``, the reader its
-server was built on, and every histogram tag becomes a site of a
+The log is read as TensorBoard's server reads it (``_event_reader``: past
+damaged records, which a warning names), and every histogram tag becomes a site of a
 :class:`~jaxcapture_nb._stream.Stream`, filled as ``watch()`` fills one: a
 row per step with its statistics, percentiles and histogram. The scalars
 that name no site's statistic become the view's scalars.
@@ -37,10 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from jaxcapture_nb import _schema
+from jaxcapture_nb import _event_reader, _schema
+from jaxcapture_nb._event_reader import FileReport, Tags, problems_text, tags_of
 from jaxcapture_nb._stream import Stream
 from jaxcapture_nb._summary import DEFAULT_BINS, Summary
 from jaxcapture_nb._tensorboard import histogram_edges, parse_site_tag, require
+from jaxcapture_nb._warnings import warn
 
 # The statistics a summary holds, which a row is made from; our logs write
 # them as scalars, with the derived ones, which are made again.
@@ -94,12 +96,7 @@ def open_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
 def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_steps: int = 500) -> Stream:
     """The :class:`Stream` a saved run fills, as :func:`open_run` shows it (same arguments)."""
     require("tensorboard")
-    from tensorboard.backend.event_processing import event_accumulator as ea
-
-    # 0 keeps every event, where the default keeps one histogram per tag.
-    keep_all = {ea.HISTOGRAMS: 0, ea.SCALARS: 0, ea.COMPRESSED_HISTOGRAMS: 1, ea.TENSORS: 0}
-    accumulator = ea.EventAccumulator(os.fspath(run_path(path)), size_guidance=keep_all).Reload()
-    histograms, scalars = _histograms_and_scalars(accumulator)
+    histograms, scalars = _histograms_and_scalars(run_path(path))
     if bins is None:
         bins = next((b for b in map(_even_bins, histograms.values()) if b), DEFAULT_BINS)
     stream = Stream(bins=bins, include=None, every=1, keep_steps=keep_steps, grads=False)
@@ -119,31 +116,55 @@ def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
 
 
 def runs_in(path: str | os.PathLike[str]) -> dict[str, pathlib.Path]:
-    """The runs under ``path``, by name, in name order.
+    """The runs under ``path``, by name, in name order, as TensorBoard lists the runs of a ``--logdir``.
 
-    Each directory under ``path`` that holds event files is a run, named by
-    its path from ``path`` (``"adam/lr-1e-3"``), as TensorBoard names the
-    runs of a ``--logdir``. An event file, or a directory that itself holds
-    event files, is one run, named by its own name.
+    Each folder at or under ``path`` that holds an event file (a file whose
+    name holds ``tfevents``) is a run, named by its path from ``path``
+    (``"adam/lr-1e-3"``); ``path`` itself, if it holds one, by its own name.
+    Folders linked to are followed, once each; links that lead nowhere and
+    folders named like event files are not event files. An event file is
+    one run, named by its own name.
 
     Raises:
-      FileNotFoundError: no event file is there.
+      FileNotFoundError: no event file is there, or ``path`` is a file that
+        is not one.
     """
     path = pathlib.Path(path)
-    if path.is_file() or any(p.is_file() for p in path.glob("*tfevents*")):
+    if path.is_file():
+        if "tfevents" not in path.name:
+            raise FileNotFoundError(f"{path} is not a TensorBoard event file (their names hold 'tfevents')")
         return {path.resolve().name: path}
-    found = {p.parent.relative_to(path).as_posix() for p in path.rglob("*tfevents*") if p.is_file()}
+    found: dict[str, pathlib.Path] = {}
+    seen: set[str] = set()
+    for folder, subfolders, _ in os.walk(path, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:  # a link back up: walked already
+            subfolders.clear()
+            continue
+        seen.add(real)
+        if event_files(pathlib.Path(folder)):
+            relative = pathlib.Path(folder).relative_to(path).as_posix()
+            found[path.resolve().name if relative == "." else relative] = pathlib.Path(folder)
     if not found:
         raise FileNotFoundError(f"no TensorBoard event file in {path}")
-    return {name: path / name for name in sorted(found)}
+    return dict(sorted(found.items()))
+
+
+def event_files(folder: pathlib.Path) -> list[pathlib.Path]:
+    """The event files directly in ``folder``, in name order (the order TensorBoard reads them)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [folder / name for name in names if "tfevents" in name and (folder / name).is_file()]
 
 
 def run_path(path: str | os.PathLike[str]) -> pathlib.Path:
-    """``path`` if it is an event file or a directory holding some, else its one run.
+    """``path`` if it is an event file or a folder holding some, else its one run.
 
     Raises:
       FileNotFoundError: no event file is there.
-      ValueError: the event files lie in several subdirectories: runs.
+      ValueError: several folders hold event files: runs.
     """
     runs = runs_in(path)
     if len(runs) > 1:
@@ -191,66 +212,50 @@ def even_counts(
     return lo, hi, np.diff(np.round(np.interp(target, edges, cumulative))).astype(np.int64)
 
 
-def _histograms_and_scalars(accumulator: Any) -> tuple[dict[str, dict[int, Any]], dict[str, dict[int, Any]]]:
-    """A log's histogram and scalar events by tag and step, TensorFlow 2's as TensorFlow 1's."""
-    tags = accumulator.Tags()
-    histograms = {tag: list(accumulator.Histograms(tag)) for tag in tags["histograms"]}
-    scalars = {tag: list(accumulator.Scalars(tag)) for tag in tags["scalars"]}
-    for tag in tags["tensors"]:
-        plugin = _plugin_of(accumulator, tag)
-        if plugin == "histograms":
-            histograms.setdefault(tag, []).extend(map(_histogram_event, accumulator.Tensors(tag)))
-        elif plugin == "scalars":
-            scalars.setdefault(tag, []).extend(map(_scalar_event, accumulator.Tensors(tag)))
+def _histograms_and_scalars(run: pathlib.Path) -> tuple[dict[str, dict[int, Any]], dict[str, dict[int, Any]]]:
+    """A run's histogram and scalar events by tag and step, from its event files.
+
+    The files of a folder are read in name order, as TensorBoard reads them,
+    as one run: several writers may share a run, and a run that was resumed
+    goes on in a new file. A file in which a tag's steps start again at or
+    below those before it holds another run, written to the same folder:
+    only the last run is read, and a warning says so, rather than mixing
+    two runs' values into one row. Damaged records are skipped, with a
+    warning naming the file.
+    """
+    runs: list[list[tuple[pathlib.Path, Tags]]] = []
+    last: dict[str, int] = {}  # each tag's last step in the run so far
+    for path in [run] if run.is_file() else event_files(run):
+        problems: list[str] = []
+        tags = tags_of(_event_reader.events(path, problems))
+        if problems:
+            warn(problems_text(FileReport(path, problems)))
+        first = tags.first_steps()
+        if not first:
+            continue
+        if not runs or any(tag in last and step <= last[tag] for tag, step in first.items()):
+            runs.append([])
+            last = {}
+        runs[-1].append((path, tags))
+        last |= tags.last_steps()
+    if len(runs) > 1:
+        starts = ", ".join(files[0][0].name for files in runs)
+        warn(
+            f"{run} holds {len(runs)} runs: the steps start again in {starts}. Shown: the last, "
+            f"{runs[-1][0][0].name}; open an event file by its path to see another, and give each "
+            "run a folder of its own."
+        )
+    histograms: dict[str, list[Any]] = {}
+    scalars: dict[str, list[Any]] = {}
+    for _, tags in runs[-1] if runs else []:
+        for tag, found in tags.histograms.items():
+            histograms.setdefault(tag, []).extend(found)
+        for tag, found in tags.scalars.items():
+            scalars.setdefault(tag, []).extend(found)
     return (
         {tag: _by_step(events) for tag, events in histograms.items()},
         {tag: _by_step(events) for tag, events in scalars.items()},
     )
-
-
-def _plugin_of(accumulator: Any, tag: str) -> str:
-    """The plugin a tensor tag's summaries are for (``"histograms"``, ``"scalars"``, ...), else ``""``."""
-    try:
-        return str(accumulator.SummaryMetadata(tag).plugin_data.plugin_name)
-    except KeyError:  # a tensor written with no metadata belongs to no plugin
-        return ""
-
-
-def _histogram_event(event: Any) -> Any:
-    """A TensorFlow 2 histogram (rows of left edge, right edge and count) in TensorFlow 1's form.
-
-    The buckets become an empty one of no width at the first left edge, then
-    one per right edge, the form ``watch(log_dir=...)`` writes; the sums are
-    those of the bucket midpoints, weighted by the counts.
-    """
-    from tensorboard.backend.event_processing import event_accumulator as ea
-    from tensorboard.util import tensor_util
-
-    buckets = tensor_util.make_ndarray(event.tensor_proto).astype(np.float64).reshape(-1, 3)
-    if not buckets[:, 2].any():
-        # No values: an empty tensor, or TensorFlow's zeros for empty data.
-        buckets = np.zeros((1, 3))
-    left, right, counts = buckets.T
-    middle = (left + right) / 2
-    histogram = ea.HistogramValue(
-        min=float(left[0]),
-        max=float(right[-1]),
-        num=int(round(counts.sum())),
-        sum=float(counts @ middle),
-        sum_squares=float(counts @ middle**2),
-        bucket_limit=[float(left[0]), *right.tolist()],
-        bucket=[0.0, *counts.tolist()],
-    )
-    return ea.HistogramEvent(event.wall_time, event.step, histogram)
-
-
-def _scalar_event(event: Any) -> Any:
-    """A TensorFlow 2 scalar (a tensor of one value) in TensorFlow 1's form."""
-    from tensorboard.backend.event_processing import event_accumulator as ea
-    from tensorboard.util import tensor_util
-
-    value = tensor_util.make_ndarray(event.tensor_proto).item()
-    return ea.ScalarEvent(event.wall_time, event.step, float(value))
 
 
 def _by_step(events: list[Any]) -> dict[int, Any]:
@@ -293,9 +298,16 @@ def _fill_site(
 def _summary(lo: float, hi: float, hist: np.ndarray, h: Any, logged: dict[str, float]) -> Summary:
     """The :class:`Summary` of one step of a site: its logged statistics, else the histogram's."""
     count = int(hist.sum())
-    mean = h.sum / h.num if h.num else math.nan
-    variance = h.sum_squares / h.num - mean * mean if h.num else math.nan
-    derived = {"mean": mean, "std": math.sqrt(max(variance, 0.0)), "min": h.min, "max": h.max}
+    # Sums are only as good as the count they were made with: a log whose
+    # count disagrees with its buckets (one tool writes the number of edges)
+    # gives a mean outside the histogram's own range.
+    supported = h.num > 0 and abs(h.num - sum(h.bucket)) < 0.5
+    mean = h.sum / h.num if supported else math.nan
+    variance = h.sum_squares / h.num - mean * mean if supported else math.nan
+    if not h.min <= mean <= h.max:
+        mean = variance = math.nan
+    derived = {"mean": mean, "std": math.sqrt(max(variance, 0.0)) if variance == variance else math.nan}
+    derived |= {"min": h.min, "max": h.max}
     if count == 0:
         derived |= dict.fromkeys(("mean", "std", "min", "max"), math.nan)
     values = derived | {"nan": 0, "posinf": 0, "neginf": 0, "zero_pct": 0.0} | logged

@@ -1,9 +1,13 @@
 """open_run() reads TensorFlow 2's form of histograms and scalars beside TensorFlow 1's; runs_in() lists runs."""
 
+import pathlib
+import struct
+
 import numpy as np
 import pytest
 
-from jaxcapture_nb import open_run
+from jaxcapture_nb import JaxCaptureWarning, open_run
+from jaxcapture_nb._event_file import framed
 from jaxcapture_nb._runs import run_path, runs_in
 
 pytest.importorskip("tensorboardX")
@@ -198,7 +202,6 @@ def test_runs_in_names_each_directory_of_event_files(tmp_path):
 
 def test_a_directory_of_event_files_is_one_run_named_by_itself(tmp_path):
     write_scalar_run(tmp_path / "adam")
-    write_scalar_run(tmp_path / "adam" / "nested")
     assert runs_in(tmp_path / "adam") == {"adam": tmp_path / "adam"}
     (event_file,) = (tmp_path / "adam").glob("*tfevents*")
     assert runs_in(event_file) == {event_file.name: event_file}
@@ -207,9 +210,130 @@ def test_a_directory_of_event_files_is_one_run_named_by_itself(tmp_path):
     assert run_path(tmp_path / "sgd") == tmp_path / "sgd" / "only"
 
 
+def test_runs_are_listed_as_tensorboard_lists_them(tmp_path):
+    """Sub-folders beside a run's own files, linked folders, and names that only look like event files."""
+    with SummaryWriter(str(tmp_path / "adam")) as writer:
+        writer.add_scalar("loss", 1.0, 0)
+        writer.add_scalars("lr", {"a": 0.1, "b": 0.2}, 0)  # a sub-folder per key
+    assert list(runs_in(tmp_path / "adam")) == ["adam", "lr/a", "lr/b"]
+    with pytest.raises(ValueError, match=r"holds 3 runs \(adam, lr/a, lr/b\)"):
+        open_run(tmp_path / "adam")
+    # A linked folder is a run; a link back up is walked once.
+    write_scalar_run(tmp_path / "elsewhere" / "sgd")
+    (tmp_path / "adam" / "sgd").symlink_to(tmp_path / "elsewhere" / "sgd")
+    (tmp_path / "adam" / "lr" / "a" / "up").symlink_to(tmp_path / "adam")
+    assert list(runs_in(tmp_path / "adam")) == ["adam", "lr/a", "lr/b", "sgd"]
+    # A link to nothing and a folder named like an event file hide nothing and break nothing.
+    (tmp_path / "adam" / "sgd" / "events.out.tfevents.0.gone").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "adam" / "sgd" / "events.out.tfevents.folder").mkdir()
+    assert list(open_run(tmp_path / "adam" / "sgd").stream.scalars) == ["loss"]
+    (tmp_path / "notes.txt").write_text("not a log")
+    with pytest.raises(FileNotFoundError, match=r"notes.txt is not a TensorBoard event file"):
+        open_run(tmp_path / "notes.txt")
+
+
 def test_runs_in_names_the_path_that_holds_none(tmp_path):
     (tmp_path / "logs" / "empty").mkdir(parents=True)
     with pytest.raises(FileNotFoundError, match=r"no TensorBoard event file in .*logs"):
         runs_in(tmp_path / "logs")
     with pytest.raises(FileNotFoundError, match="missing"):
         runs_in(tmp_path / "missing")
+
+
+def write_steps(log_dir, steps=20, tag="loss") -> pathlib.Path:
+    """A run of one scalar a step, an event each; returns its event file."""
+    with SummaryWriter(str(log_dir)) as writer:
+        for step in range(steps):
+            writer.add_scalar(tag, float(step), step)
+    (path,) = pathlib.Path(log_dir).glob("*tfevents*")
+    return path
+
+
+def record_offsets(data: bytes) -> list[int]:
+    """Where each record of an event file begins."""
+    offsets, at = [], 0
+    while at < len(data):
+        offsets.append(at)
+        at += 12 + struct.unpack_from("<Q", data, at)[0] + 4
+    return offsets
+
+
+def damaged(path, record, byte):
+    """Flips the bits of a byte of the ``record``-th record (0 is the file's version); ``byte`` < 0 counts from its end."""
+    data = bytearray(path.read_bytes())
+    offsets = [*record_offsets(bytes(data)), len(data)]
+    data[(offsets[record] if byte >= 0 else offsets[record + 1]) + byte] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def scalar_steps(log_dir, tag="loss"):
+    return rows(open_run(log_dir).stream.scalars[tag])[0].tolist()
+
+
+@pytest.mark.parametrize(
+    "byte, problem",
+    [(20, "fails its checksum"), (-2, "fails its checksum"), (3, "damaged \\(a record's length")],
+    ids=["data", "data checksum", "length"],
+)
+def test_a_damaged_record_is_skipped_with_a_warning_and_the_rest_is_read(tmp_path, byte, problem):
+    path = write_steps(tmp_path)
+    damaged(path, 6, byte)  # record 6 holds step 5
+    with pytest.warns(JaxCaptureWarning, match=rf"{path.name}: skipped what is damaged \(.*{problem}"):
+        steps = scalar_steps(tmp_path)
+    assert steps == [s for s in range(20) if s != 5]
+
+
+def test_a_tag_that_is_not_utf8_skips_its_event_with_a_warning(tmp_path):
+    path = write_steps(tmp_path, tag="lossX")
+    data = path.read_bytes()
+    offsets = record_offsets(data)
+    at = offsets[4]
+    body = bytearray(data[at + 12 : offsets[5] - 4])
+    body[body.index(b"lossX") + 4] = 0xFF  # "loss" and a byte that is no UTF-8
+    framed_again = framed(bytes(body))
+    path.write_bytes(data[:at] + framed_again + data[offsets[5] :])
+    with pytest.warns(JaxCaptureWarning, match=r"does not decode as an event"):
+        steps = scalar_steps(tmp_path, tag="lossX")
+    assert steps == [s for s in range(20) if s != 3]
+
+
+def test_a_second_run_in_the_same_folder_is_shown_alone_and_said(tmp_path, monkeypatch):
+    first = write_steps(tmp_path, steps=20)
+    # A second, shorter run written later into the same folder.
+    with SummaryWriter(str(tmp_path), filename_suffix=".second") as writer:
+        for step in range(10):
+            writer.add_scalar("loss", 100.0 + step, step)
+    with pytest.warns(JaxCaptureWarning, match=r"holds 2 runs: the steps start again in .*Shown: the last"):
+        stream = open_run(tmp_path).stream
+    steps, values, _ = rows(stream.scalars["loss"])
+    assert steps.tolist() == list(range(10)) and (values[:, 0] >= 100).all()  # none of the first run's
+    assert scalar_steps(first) == list(range(20))  # the first, opened by its file
+    # A run resumed in a new file goes on: one run, no warning.
+    with SummaryWriter(str(tmp_path / "resumed")) as writer:
+        writer.add_scalar("loss", 0.0, 0)
+    with SummaryWriter(str(tmp_path / "resumed"), filename_suffix=".later") as writer:
+        writer.add_scalar("loss", 1.0, 1)
+    assert scalar_steps(tmp_path / "resumed") == [0, 1]
+
+
+def test_a_histogram_whose_count_disagrees_with_its_buckets_shows_no_mean(tmp_path):
+    """One tool writes ``num`` as the number of edges: the sums then support no mean or spread."""
+    histogram = summary_pb2.HistogramProto(
+        min=0.0,
+        max=4.0,
+        num=5,
+        sum=20.0,
+        sum_squares=90.0,
+        bucket_limit=[1.0, 2.0, 3.0, 4.0],
+        bucket=[1, 2, 3, 4],
+    )
+    event = event_pb2.Event(
+        step=0,
+        wall_time=1.0,
+        summary=summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="w", histo=histogram)]),
+    )
+    (tmp_path / "events.out.tfevents.1.host").write_bytes(framed(event.SerializeToString()))
+    series = next(iter(open_run(tmp_path).stream.series.values()))
+    column = columns(series)
+    assert np.isnan(column["mean"][0]) and np.isnan(column["std"][0])
+    assert (column["min"][0], column["max"][0]) == (0.0, 4.0)
