@@ -17,12 +17,15 @@ what is kept from it, not of the file.
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import pathlib
 import struct
 from collections.abc import Iterator
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from jaxcapture_nb._event_file import masked_crc
 
@@ -114,35 +117,35 @@ class HistogramValue(NamedTuple):
     num: float
     sum: float
     sum_squares: float
-    bucket_limit: list[float]
-    bucket: list[float]
+    bucket_limit: np.ndarray
+    bucket: np.ndarray
 
 
-class HistogramEvent(NamedTuple):
-    wall_time: float
-    step: int
-    histogram_value: HistogramValue
+class TagValues(NamedTuple):
+    """One tag's values in a file's order, with their steps: floats for scalars, else :class:`HistogramValue` s."""
 
-
-class ScalarEvent(NamedTuple):
-    wall_time: float
-    step: int
-    value: float
+    steps: list[int]
+    values: list[Any]
 
 
 class Tags(NamedTuple):
-    """A file's histograms and scalars, each tag's events in the file's order."""
+    """A file's histograms and scalars by tag, and the wall times its values span."""
 
-    histograms: dict[str, list[HistogramEvent]]
-    scalars: dict[str, list[ScalarEvent]]
+    histograms: dict[str, TagValues]
+    scalars: dict[str, TagValues]
+    wall_times: tuple[float, float] | None  # the first and the last, None if no value
 
     def first_steps(self) -> dict[str, int]:
         """Each tag's first step."""
-        return {tag: events[0].step for kind in self for tag, events in kind.items()}
+        return {
+            tag: found.steps[0] for kind in (self.histograms, self.scalars) for tag, found in kind.items()
+        }
 
     def last_steps(self) -> dict[str, int]:
         """Each tag's highest step."""
-        return {tag: max(e.step for e in events) for kind in self for tag, events in kind.items()}
+        return {
+            tag: max(found.steps) for kind in (self.histograms, self.scalars) for tag, found in kind.items()
+        }
 
 
 def tags_of(events: Iterator[Any]) -> Tags:
@@ -152,35 +155,45 @@ def tags_of(events: Iterator[Any]) -> Tags:
     TensorFlow writes with the tag's first value only; tensors of other
     plugins (images, text) are left out.
     """
-    histograms: dict[str, list[HistogramEvent]] = {}
-    scalars: dict[str, list[ScalarEvent]] = {}
+    histograms: dict[str, TagValues] = {}
+    scalars: dict[str, TagValues] = {}
     plugins: dict[str, str] = {}
+    first, last = math.inf, -math.inf
     for event in events:
-        for value in event.summary.value:
-            if value.HasField("metadata") and value.metadata.plugin_data.plugin_name:
-                plugins.setdefault(value.tag, value.metadata.plugin_data.plugin_name)
-            kind = value.WhichOneof("value")
-            if kind == "histo":
+        values = event.summary.value
+        if not values:
+            continue
+        step, wall_time = event.step, event.wall_time
+        first, last = min(first, wall_time), max(last, wall_time)
+        for value in values:
+            # Most values of a long log are scalars: their path is kept short.
+            kind, tag = value.WhichOneof("value"), value.tag
+            if kind == "simple_value":
+                table, found = scalars, value.simple_value
+            elif kind == "histo":
                 h = value.histo
-                histogram = HistogramValue(
-                    h.min, h.max, h.num, h.sum, h.sum_squares, list(h.bucket_limit), list(h.bucket)
-                )
-                histograms.setdefault(value.tag, []).append(
-                    HistogramEvent(event.wall_time, event.step, histogram)
-                )
-            elif kind == "simple_value":
-                scalars.setdefault(value.tag, []).append(
-                    ScalarEvent(event.wall_time, event.step, value.simple_value)
-                )
-            elif kind == "tensor" and plugins.get(value.tag) == "histograms":
-                histogram = _tensor_histogram(value.tensor)
-                histograms.setdefault(value.tag, []).append(
-                    HistogramEvent(event.wall_time, event.step, histogram)
-                )
-            elif kind == "tensor" and plugins.get(value.tag) == "scalars":
-                scalar = float(_array(value.tensor).item())
-                scalars.setdefault(value.tag, []).append(ScalarEvent(event.wall_time, event.step, scalar))
-    return Tags(histograms, scalars)
+                table = histograms
+                # As arrays: lists of Python floats took four times the memory.
+                limits, counts = np.array(h.bucket_limit), np.array(h.bucket)
+                found = HistogramValue(h.min, h.max, h.num, h.sum, h.sum_squares, limits, counts)
+            elif kind == "tensor":
+                if value.HasField("metadata") and value.metadata.plugin_data.plugin_name:
+                    plugins.setdefault(tag, value.metadata.plugin_data.plugin_name)
+                plugin = plugins.get(tag)
+                if plugin == "histograms":
+                    table, found = histograms, _tensor_histogram(value.tensor)
+                elif plugin == "scalars":
+                    table, found = scalars, float(_array(value.tensor).item())
+                else:
+                    continue
+            else:
+                continue
+            entry = table.get(tag)
+            if entry is None:
+                entry = table[tag] = TagValues([], [])
+            entry.steps.append(step)
+            entry.values.append(found)
+    return Tags(histograms, scalars, (first, last) if first <= last else None)
 
 
 def _array(tensor: Any) -> Any:
@@ -196,8 +209,6 @@ def _tensor_histogram(tensor: Any) -> HistogramValue:
     one per right edge, the form ``watch(log_dir=...)`` writes; the sums are
     those of the bucket midpoints, weighted by the counts.
     """
-    import numpy as np
-
     buckets = _array(tensor).astype(np.float64).reshape(-1, 3)
     if not buckets[:, 2].any():
         # No values: an empty tensor, or TensorFlow's zeros for empty data.
@@ -210,6 +221,6 @@ def _tensor_histogram(tensor: Any) -> HistogramValue:
         num=float(round(counts.sum())),
         sum=float(counts @ middle),
         sum_squares=float(counts @ middle**2),
-        bucket_limit=[float(left[0]), *right.tolist()],
-        bucket=[0.0, *counts.tolist()],
+        bucket_limit=np.concatenate([left[:1], right]),
+        bucket=np.concatenate([[0.0], counts]),
     )

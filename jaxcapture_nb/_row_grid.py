@@ -14,6 +14,7 @@ the number of sites.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any
 
@@ -122,3 +123,20 @@ class RowGrid:
         for reader, first in self._rewritten.items():
             grid._rewritten[reader] = first[member : member + 1].copy()
         return grid
+
+
+@functools.cache
+def kept_appends(count: int, capacity: int) -> tuple[int, ...]:
+    """Which of ``count`` appends a grid of ``capacity`` rows keeps in the end, by their order.
+
+    A run read whole from a log makes only these rows: the others would be
+    thinned away as the later ones arrive.
+
+    Example:
+      >>> kept_appends(7, 4)
+      (0, 2, 4, 6)
+    """
+    grid = RowGrid(capacity)
+    for k in range(count):
+        grid.advance(k, [])
+    return tuple(grid.steps[: grid.size].tolist())

@@ -33,12 +33,14 @@ from __future__ import annotations
 import math
 import os
 import pathlib
+import sys
 from typing import Any
 
 import numpy as np
 
 from jaxcapture_nb import _event_reader, _schema
-from jaxcapture_nb._event_reader import FileReport, Tags, problems_text, tags_of
+from jaxcapture_nb._event_reader import FileReport, Tags, TagValues, problems_text, tags_of
+from jaxcapture_nb._row_grid import kept_appends
 from jaxcapture_nb._stream import Stream
 from jaxcapture_nb._summary import DEFAULT_BINS, Summary
 from jaxcapture_nb._tensorboard import histogram_edges, parse_site_tag, require
@@ -96,7 +98,7 @@ def open_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
 def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_steps: int = 500) -> Stream:
     """The :class:`Stream` a saved run fills, as :func:`open_run` shows it (same arguments)."""
     require("tensorboard")
-    histograms, scalars = _histograms_and_scalars(run_path(path))
+    histograms, scalars, wall_times = _histograms_and_scalars(run_path(path))
     if bins is None:
         bins = next((b for b in map(_even_bins, histograms.values()) if b), DEFAULT_BINS)
     stream = Stream(bins=bins, include=None, every=1, keep_steps=keep_steps, grads=False)
@@ -107,11 +109,10 @@ def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
     for tag, events in scalars.items():
         if tag not in site_stats:
             _fill_scalar(stream, tag, events)
-    walltimes = [e.wall_time for events in (*histograms.values(), *scalars.values()) for e in events.values()]
-    if walltimes:
+    if wall_times:
         # The view's progress line divides the steps by the time since the
         # stream started: the run's own span gives the run's rate.
-        stream.started -= max(walltimes) - min(walltimes)
+        stream.started -= wall_times[1] - wall_times[0]
     return stream
 
 
@@ -212,8 +213,10 @@ def even_counts(
     return lo, hi, np.diff(np.round(np.interp(target, edges, cumulative))).astype(np.int64)
 
 
-def _histograms_and_scalars(run: pathlib.Path) -> tuple[dict[str, dict[int, Any]], dict[str, dict[int, Any]]]:
-    """A run's histogram and scalar events by tag and step, from its event files.
+def _histograms_and_scalars(
+    run: pathlib.Path,
+) -> tuple[dict[str, dict[int, Any]], dict[str, dict[int, float]], tuple[float, float] | None]:
+    """A run's histograms and scalars by tag and step, from its event files, and the wall times they span.
 
     The files of a folder are read in name order, as TensorBoard reads them,
     as one run: several writers may share a run, and a run that was resumed
@@ -245,27 +248,30 @@ def _histograms_and_scalars(run: pathlib.Path) -> tuple[dict[str, dict[int, Any]
             f"{runs[-1][0][0].name}; open an event file by its path to see another, and give each "
             "run a folder of its own."
         )
-    histograms: dict[str, list[Any]] = {}
-    scalars: dict[str, list[Any]] = {}
-    for _, tags in runs[-1] if runs else []:
-        for tag, found in tags.histograms.items():
-            histograms.setdefault(tag, []).extend(found)
-        for tag, found in tags.scalars.items():
-            scalars.setdefault(tag, []).extend(found)
+    kept = runs[-1] if runs else []
+    spans = [tags.wall_times for _, tags in kept if tags.wall_times]
+    wall_times = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
     return (
-        {tag: _by_step(events) for tag, events in histograms.items()},
-        {tag: _by_step(events) for tag, events in scalars.items()},
+        _by_step([tags.histograms for _, tags in kept]),
+        _by_step([tags.scalars for _, tags in kept]),
+        wall_times,
     )
 
 
-def _by_step(events: list[Any]) -> dict[int, Any]:
-    """A tag's events by step, in step order; of repeated steps (a run written twice), the last."""
-    return dict(sorted({e.step: e for e in events}.items()))
+def _by_step(files: list[dict[str, TagValues]]) -> dict[str, dict[int, Any]]:
+    """Each tag's values by step, in step order, over ``files``; of repeated steps (a run written twice), the last."""
+    steps: dict[str, list[int]] = {}
+    values: dict[str, list[Any]] = {}
+    for tags in files:
+        for tag, found in tags.items():
+            steps.setdefault(tag, []).extend(found.steps)
+            values.setdefault(tag, []).extend(found.values)
+    return {tag: dict(sorted(dict(zip(steps[tag], values[tag], strict=True)).items())) for tag in steps}
 
 
 def _even_bins(events: dict[int, Any]) -> int | None:
     """How many equal buckets a tag's first histogram has, or None if they are not equal."""
-    h = next(iter(events.values())).histogram_value
+    h = next(iter(events.values()))
     bins = len(h.bucket_limit) - 1
     if bins < 1 or not h.min < h.max or h.bucket[0] != 0:
         return None
@@ -279,14 +285,25 @@ def _even_bins(events: dict[int, Any]) -> int | None:
 def _fill_site(
     stream: Stream, order: int, tag: str, events: dict[int, Any], stats: dict[str, dict[int, Any]]
 ) -> None:
-    """Records a histogram tag's events as the rows of a site, with their statistics if logged."""
+    """Records a histogram tag's events as the rows of a site, with their statistics if logged.
+
+    Only the rows the site's history keeps in the end are made (a long log
+    is thinned evenly, as ``watch(keep_steps=)`` thins a run); the first
+    step that held a NaN or an Inf is flagged wherever it lies.
+    """
     label, kind = parse_site_tag(tag)
     series = stream._series(("log", tag), label, kind)
     zeros_known = bool(stats["zero_pct"])
-    for step, event in events.items():
-        h = event.histogram_value
+    steps = list(events)
+    for key in ("nan", "posinf", "neginf"):
+        held = [step for step, count in stats[key].items() if count > 0]
+        if held:
+            stream._flag(series, min(held), order)
+    for k in kept_appends(len(steps), stream.keep_steps):
+        step = steps[k]
+        h = events[step]
         lo, hi, hist = even_counts(h.min, h.max, h.bucket_limit, h.bucket, stream.bins)
-        logged = {key: float(values[step].value) for key, values in stats.items() if step in values}
+        logged = {key: float(values[step]) for key, values in stats.items() if step in values}
         summary = _summary(lo, hi, hist, h, logged)
         row, hist = series.row_of(summary)
         if not zeros_known:
@@ -301,7 +318,7 @@ def _summary(lo: float, hi: float, hist: np.ndarray, h: Any, logged: dict[str, f
     # Sums are only as good as the count they were made with: a log whose
     # count disagrees with its buckets (one tool writes the number of edges)
     # gives a mean outside the histogram's own range.
-    supported = h.num > 0 and abs(h.num - sum(h.bucket)) < 0.5
+    supported = h.num > 0 and abs(h.num - float(np.sum(h.bucket))) < 0.5
     mean = h.sum / h.num if supported else math.nan
     variance = h.sum_squares / h.num - mean * mean if supported else math.nan
     if not h.min <= mean <= h.max:
@@ -323,6 +340,11 @@ def _summary(lo: float, hi: float, hist: np.ndarray, h: Any, logged: dict[str, f
 
 
 def _fill_scalar(stream: Stream, tag: str, events: dict[int, Any]) -> None:
-    for step, event in events.items():
-        stream._scalar(tag, step, float(event.value))
+    """Records a scalar tag's events, as :func:`_fill_site` records a site's: the kept rows, the first NaN."""
+    steps = list(events)
+    nonfinite = [step for step, value in events.items() if not math.isfinite(value)]
+    for k in kept_appends(len(steps), stream.keep_steps):
+        stream._scalar(tag, steps[k], float(events[steps[k]]))
+    if nonfinite:
+        stream._flag(stream.scalars[tag], nonfinite[0], sys.maxsize)
     stream.scalars[tag].calls = max(events) + 1

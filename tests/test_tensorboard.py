@@ -167,6 +167,25 @@ def test_open_run_finds_the_first_nan_and_inf(tmp_path):
         np.testing.assert_array_equal(rows(before)[1], rows(after)[1])
 
 
+def test_a_long_log_opens_thinned_as_the_live_view_thinned_it(tmp_path):
+    """Only the rows the history keeps are made; they equal the live view's, and the first NaN is found between them."""
+    with watch(log_dir=tmp_path, display=False, keep_steps=4) as w:
+        for step in range(23):
+            value = jnp.arange(6.0) * step
+            w.update(step, {"h": summarize(value.at[0].set(jnp.nan) if step == 5 else value)})
+            w.log(step=step, loss=jnp.float32(step) if step != 7 else jnp.float32(jnp.inf))
+    stream = open_run(tmp_path, keep_steps=4).stream
+    for before, after in [
+        (next(iter(w.stream.series.values())), next(iter(stream.series.values()))),
+        (w.stream.scalars["loss"], stream.scalars["loss"]),
+    ]:
+        assert rows(after)[0].tolist() == rows(before)[0].tolist() and 5 not in rows(after)[0].tolist()
+        for a, b in zip(rows(before), rows(after), strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert after.calls == 23
+    assert stream.first_nonfinite == w.stream.first_nonfinite == ("h", 5)
+
+
 def test_open_run_reads_a_tensorboardx_log(tmp_path):
     """Uneven buckets of another tool are spread onto equal bins; the sums give the statistics."""
     rng = np.random.default_rng(0)
