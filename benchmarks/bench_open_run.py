@@ -1,4 +1,4 @@
-"""Opening a saved log: ``open_run`` against TensorBoard's Rust loader on the same file.
+"""Opening saved logs: ``open_run`` against TensorBoard's Rust loader on the same file, and ``overlay_runs`` of 100 runs.
 
 A log like a long run's: ``--sites`` sites (30) with a histogram and its
 statistics every 50th of ``--steps`` steps (50,000), and the loss every
@@ -14,8 +14,14 @@ opens it in a new process both ways, in turn:
   for every 20 ms over gRPC.
 
 Target: ``open_run`` at most 2x the Rust loader, and its memory bounded by
-what the view keeps, not by the file's size. Run with
-``python benchmarks/bench_open_run.py [--rounds 3]``.
+what the view keeps, not by the file's size.
+
+Then ``overlay_runs`` of 100 small runs (3 sites, a histogram every 10th of
+200 steps, the loss every step), displayed: from the call to the view and
+its saved HTML made, in a new process. Targets: under 2 s, and under 1 MB
+of HTML.
+
+Run with ``python benchmarks/bench_open_run.py [--rounds 3] [--part open|overlay]``.
 """
 
 import argparse
@@ -35,15 +41,15 @@ from jaxcapture_nb._tensorboard import LogWriter
 EVERY = 50
 
 
-def write_log(folder: pathlib.Path, sites: int, steps: int) -> None:
-    """A run's log as ``watch(every=50, log_dir=folder)`` writes it, from made-up rows."""
+def write_log(folder: pathlib.Path, sites: int, steps: int, every: int = EVERY) -> None:
+    """A run's log as ``watch(every=every, log_dir=folder)`` writes it, from made-up rows."""
     rng = np.random.default_rng(0)
     writer = LogWriter(folder)
     series = [SiteSeries(f"blocks.{i}.residual", "Intermediate", 64, 1) for i in range(sites)]
     loss = SiteSeries("loss", "scalar", 1, 1)
     columns = series[0].columns
     for step in range(steps):
-        if step % EVERY == 0:
+        if step % every == 0:
             for s in series:
                 values = rng.normal(size=4)
                 stats = np.zeros(len(columns), np.float32)
@@ -141,12 +147,50 @@ def time_rust_loader(folder: pathlib.Path, steps: int) -> float:
     return seconds
 
 
+OVERLAY = """
+import sys, time
+from jaxcapture_nb import overlay_runs
+import matplotlib.figure, tensorboard.compat.proto.event_pb2
+start = time.perf_counter()
+view = overlay_runs(sys.argv[1])
+bundle, _ = view._repr_mimebundle_()
+print(time.perf_counter() - start, len(bundle["text/html"]))
+"""
+
+
+def overlay_part(rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        for k in range(100):
+            write_log(pathlib.Path(folder) / f"run{k:03d}", sites=3, steps=200, every=10)
+        times, sizes = [], []
+        for _ in range(rounds):
+            done = subprocess.run(
+                [sys.executable, "-c", OVERLAY, folder], capture_output=True, text=True, check=True
+            )
+            seconds, size = done.stdout.split()
+            times.append(float(seconds))
+            sizes.append(int(size))
+        print("overlay_runs of 100 runs x 3 sites, displayed (the view and its saved HTML), in a new process")
+        print(
+            f"  {statistics.median(times):.2f} s (rounds: {', '.join(f'{t:.2f}' for t in times)})  target < 2 s; "
+            f"HTML {statistics.median(sizes) / 1e6:.3f} MB  target < 1 MB"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sites", type=int, default=30)
     parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--part", choices=["open", "overlay", "all"], default="all")
     args = parser.parse_args()
+    if args.part in ("open", "all"):
+        open_part(args)
+    if args.part in ("overlay", "all"):
+        overlay_part(args.rounds)
+
+
+def open_part(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as folder:
         run = pathlib.Path(folder) / "run"
         write_log(run, args.sites, args.steps)

@@ -9,7 +9,7 @@ import optax
 import pytest
 from flax import nnx
 
-from jaxcapture_nb import LiveView, overlay_runs, watch
+from jaxcapture_nb import LiveView, overlay_runs, summarize, watch
 
 pytest.importorskip("tensorboardX")
 pytest.importorskip("tensorboard")
@@ -90,6 +90,22 @@ def test_saved_runs_under_one_directory_open_together(tmp_path):
     assert view._progress["done"]
     text = repr(view)
     assert "run fast:" in text and "run slow:" in text
+
+
+def test_a_hundred_saved_runs_keep_one_small_picture(tmp_path):
+    """A few runs keep a picture each; many keep one, with a line per run, and the text names them all."""
+    for k in range(100):
+        with watch(log_dir=tmp_path / f"run{k:03d}", display=False) as w:
+            for step in range(3):
+                w.update(step, {f"site{i}": summarize(jnp.arange(8.0) * (k + i + step)) for i in range(3)})
+                w.log(step=step, loss=1.0 / (k + step + 1))
+    view = overlay_runs(tmp_path)
+    bundle, _ = view._repr_mimebundle_()
+    page = bundle["text/html"]
+    assert len(page) < 1_000_000 and page.count("<img") == 1
+    assert all(f"run run{k:03d}:" in bundle["text/plain"] for k in range(100))
+    few = overlay_runs({name: source for name, source in list(view.runs)[:3]})
+    assert few._repr_mimebundle_()[0]["text/html"].count("<img") == 3
 
 
 def test_a_running_watch_keeps_updating_the_view_of_several_runs(tmp_path):

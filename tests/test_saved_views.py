@@ -92,3 +92,30 @@ def test_jupyter_loads_the_extension_from_the_install():
     text = re.sub(r"\x1b\[[0-9;]*m", "", listed.stdout + listed.stderr)  # without colours
     assert re.search(r"jaxcapture_nb\._server_extension\s+enabled", text), text
     assert re.search(r"jaxcapture_nb\._server_extension\s+OK", text), text
+
+
+def test_the_runs_a_tutorial_saved_open_in_a_new_kernel(tmp_path):
+    """Tutorial 06 keeps its runs beside the notebook; a new kernel opens them, as the tutorial says."""
+    import pathlib
+    import shutil
+
+    from nbclient import NotebookClient
+
+    tutorial = pathlib.Path(__file__).parents[1] / "notebooks" / "06_saving_and_comparing_runs.ipynb"
+    copy = tmp_path / tutorial.name
+    shutil.copy(tutorial, copy)
+    notebook = nbformat.read(copy, as_version=4)
+    NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["lr-0.05", "lr-1.0"]
+    reopen = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "import warnings; warnings.simplefilter('error')\n"
+                "from jaxcapture_nb import open_run\n"
+                "view = open_run('runs/lr-0.05')\n"
+                "print(sorted(s.label for s in view.stream.series.values()), view.stream.steps_seen)"
+            )
+        ]
+    )
+    NotebookClient(reopen, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert reopen.cells[0].outputs[0]["text"].startswith("['hidden', 'logits']")

@@ -2,7 +2,10 @@
 
 The picture is a PNG of each site's histograms over steps with its
 percentile bands, inlined in an ``<img>``: no script, so GitHub, nbviewer
-and ``nbconvert --to html`` show the training story.
+and ``nbconvert --to html`` show the training story. A view of a few runs
+keeps each run's picture; of more, one picture of them all: each site's
+median and each scalar over steps, a line per run in the run's colour, so
+that a hundred runs are one picture, not a hundred.
 """
 
 from __future__ import annotations
@@ -127,4 +130,87 @@ def live_html(stream: Stream) -> str:
     return (
         f'<div class="jcnb-live-static"><pre>{summary}</pre>'
         f'<img alt="histograms over steps" src="data:image/png;base64,{picture}"/></div>'
+    )
+
+
+_MAX_LEGEND = 10  # runs named in the picture's legend; the text lists them all
+# Up to this many runs, each keeps its own picture (histograms over steps, bands).
+RUNS_PICTURED_APART = 4
+
+
+def overlay_png(runs: list[tuple[str, Stream]]) -> bytes:
+    """Each scalar and the median of up to twelve sites over steps, a line per run in its colour, as a PNG."""
+    scalars: dict[str, list[tuple[int, np.ndarray, np.ndarray]]] = {}
+    sites: dict[tuple[str, str], list[tuple[int, np.ndarray, np.ndarray]]] = {}
+    for k, (_, stream) in enumerate(runs):
+        with stream.lock:
+            for s in stream.scalars.values():
+                if s.size:
+                    scalars.setdefault(s.label, []).append(
+                        (k, s.steps[: s.size].copy(), s.stats[: s.size, 0].copy())
+                    )
+            for s in stream.series.values():
+                if s.size:
+                    median = s.stats[: s.size, percentile_column(_schema.MEDIAN, s.columns)].copy()
+                    sites.setdefault((s.label, s.kind), []).append((k, s.steps[: s.size].copy(), median))
+    panels = [(shown_name(label), lines) for label, lines in scalars.items()]
+    panels += [
+        (f"{shown_name(label)} ({kind_label(kind)}), median", lines)
+        for (label, kind), lines in list(sites.items())[:_MAX_SITES]
+    ]
+    columns = min(3, max(len(panels), 1))
+    rows = max(1, math.ceil(len(panels) / columns))
+    from matplotlib.figure import Figure  # imported here, as in live_png
+
+    figure = Figure(figsize=(3.3 * columns, 2.0 * rows + 0.4), layout="constrained", dpi=80)
+    colours = _schema.MODE_COLOURS
+    for k, (title, lines) in enumerate(panels):
+        ax = figure.add_subplot(rows, columns, k + 1)
+        for run, steps, values in lines:
+            # A run of one recorded step is a point: a line of one point is not drawn.
+            marker = "o" if len(steps) == 1 else None
+            ax.plot(steps, values, color=colours[run % len(colours)], lw=0.8, marker=marker, ms=3)
+        _readable_y(ax, np.concatenate([values for _, _, values in lines]))
+        ax.set_title(title, fontsize=8)
+        ax.tick_params(labelsize=6)
+    if panels:
+        from matplotlib.lines import Line2D
+
+        named = [
+            Line2D([], [], color=colours[k % len(colours)], label=shown_name(name))
+            for k, (name, _) in enumerate(runs[:_MAX_LEGEND])
+        ]
+        if len(runs) > _MAX_LEGEND:
+            named.append(Line2D([], [], color="none", label=f"and {len(runs) - _MAX_LEGEND} more"))
+        figure.legend(
+            handles=named, loc="outside upper center", ncols=min(len(named), 6), fontsize=7, frameon=False
+        )
+    else:
+        figure.text(0.5, 0.5, "nothing recorded", ha="center", va="center")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def _readable_y(ax, values: np.ndarray) -> None:
+    """Plain tick labels, and a visible span around lines that are flat but for rounding."""
+    ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+    finite = values[np.isfinite(values)].astype(np.float64)
+    if finite.size:
+        low, high = float(finite.min()), float(finite.max())
+        middle, least = (low + high) / 2, max(abs(low), abs(high)) * 1e-3 or 0.5
+        if high - low < least:
+            ax.set_ylim(middle - least, middle + least)
+
+
+def runs_html(runs: list[tuple[str, Stream]], text: str) -> str:
+    """Script-free HTML of a view of several runs: ``text`` and each run's picture, or, for many runs, one of all."""
+    if len(runs) <= RUNS_PICTURED_APART:
+        return "".join(
+            f"<div><b>run {html.escape(name)}</b></div>{live_html(stream)}" for name, stream in runs
+        )
+    picture = base64.b64encode(overlay_png(runs)).decode("ascii")
+    return (
+        f'<div class="jcnb-live-static"><pre>{html.escape(text)}</pre>'
+        f'<img alt="each run over steps" src="data:image/png;base64,{picture}"/></div>'
     )

@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from html import escape
 from typing import Any
 
 import anywidget
@@ -28,7 +27,7 @@ import traitlets as t
 
 from jaxcapture_nb._stream import Stream, kind_label
 from jaxcapture_nb._widgets.front_end import module, stylesheet
-from jaxcapture_nb._widgets.live_static import live_html, live_text
+from jaxcapture_nb._widgets.live_static import live_html, live_text, runs_html
 from jaxcapture_nb._widgets.schema_trait import SchemaTrait
 from jaxcapture_nb._widgets.static import with_fallback
 
@@ -228,11 +227,9 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         bundle = super()._repr_mimebundle_(**kwargs)
-        html = "".join(
-            (f"<div><b>run {escape(name)}</b></div>" if len(self.runs) > 1 else "") + live_html(stream)
-            for name, stream in self.runs
-        )
-        return with_fallback(bundle, self._text(), html)
+        text = self._text()
+        html = live_html(self.stream) if len(self.runs) == 1 else runs_html(self.runs, text)
+        return with_fallback(bundle, text, html)
 
 
 def _named_runs(stream: Stream | Mapping[str, Stream]) -> list[tuple[str, Stream]]:
