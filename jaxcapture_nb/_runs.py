@@ -41,7 +41,7 @@ import numpy as np
 from jaxcapture_nb import _event_reader, _schema
 from jaxcapture_nb._event_reader import FileReport, Tags, TagValues, problems_text, tags_of
 from jaxcapture_nb._row_grid import kept_appends
-from jaxcapture_nb._stream import Stream
+from jaxcapture_nb._stream import Stream, row_stats
 from jaxcapture_nb._summary import DEFAULT_BINS, Summary
 from jaxcapture_nb._tensorboard import histogram_edges, parse_site_tag, require
 from jaxcapture_nb._warnings import warn
@@ -299,17 +299,56 @@ def _fill_site(
         held = [step for step, count in stats[key].items() if count > 0]
         if held:
             stream._flag(series, min(held), order)
-    for k in kept_appends(len(steps), stream.keep_steps):
-        step = steps[k]
-        h = events[step]
-        lo, hi, hist = even_counts(h.min, h.max, h.bucket_limit, h.bucket, stream.bins)
-        logged = {key: float(values[step]) for key, values in stats.items() if step in values}
-        summary = _summary(lo, hi, hist, h, logged)
-        row, hist = series.row_of(summary)
-        if not zeros_known:
-            row[series.columns.index("zero_pct")] = math.nan
+    kept = [steps[k] for k in kept_appends(len(steps), stream.keep_steps)]
+    summaries = [
+        _summary(
+            lo,
+            hi,
+            hist,
+            events[step],
+            {key: float(values[step]) for key, values in stats.items() if step in values},
+        )
+        for step, (lo, hi, hist) in zip(
+            kept, _even_histograms([events[step] for step in kept], stream.bins), strict=True
+        )
+    ]
+    if not summaries:
+        return
+    # Made together: one pass over all the rows' histograms for their percentiles.
+    stacked = Summary(
+        stats=np.stack([s.stats for s in summaries]),
+        counts=np.stack([s.counts for s in summaries]),
+        shape=(),
+        dtype="float32",
+    )
+    rows = row_stats(stacked, np.array([s.shape[0] for s in summaries]), series.layout)
+    if not zeros_known:
+        rows[:, series.columns.index("zero_pct")] = math.nan
+    for step, row, hist in zip(kept, rows, stacked.hist, strict=True):
         stream._append(series, step, order, row, hist)
     series.calls = max(events, default=-1) + 1
+
+
+def _even_histograms(histograms: list[Any], bins: int) -> list[tuple[float, float, np.ndarray]]:
+    """:func:`even_counts` of each histogram; those already of ``bins`` equal buckets (``watch``'s own) all at once."""
+    width = bins + 1
+    alike = [k for k, h in enumerate(histograms) if len(h.bucket_limit) == width and len(h.bucket) == width]
+    out: list[Any] = [None] * len(histograms)
+    if alike:
+        limits = np.stack([histograms[k].bucket_limit for k in alike]).astype(np.float64)
+        counts = np.stack([histograms[k].bucket for k in alike]).astype(np.float64)
+        lo = np.array([histograms[k].min for k in alike], np.float64)
+        hi = np.array([histograms[k].max for k in alike], np.float64)
+        even = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, width)  # as histogram_edges
+        kept_as_they_are = (lo < hi) & (counts[:, 0] == 0) & (limits == even).all(axis=1)
+        kept_as_they_are &= (np.diff(limits[:, 1:], axis=1) > 0).all(axis=1)
+        hists = np.diff(np.round(np.cumsum(counts, axis=1)), axis=1).astype(np.int64)
+        for j in np.flatnonzero(kept_as_they_are):
+            out[alike[j]] = (float(lo[j]), float(hi[j]), hists[j])
+    for k, h in enumerate(histograms):
+        if out[k] is None:
+            out[k] = even_counts(h.min, h.max, h.bucket_limit, h.bucket, bins)
+    return out
 
 
 def _summary(lo: float, hi: float, hist: np.ndarray, h: Any, logged: dict[str, float]) -> Summary:

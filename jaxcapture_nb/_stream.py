@@ -111,6 +111,8 @@ def saturated(stats: Any) -> np.ndarray:
       >>> saturated(np.array([1e300, -1e300, 2.0, np.nan, np.inf])).tolist()[1:]
       [-3.4028234663852886e+38, 2.0, nan, inf]
     """
+    if isinstance(stats, np.ndarray) and stats.dtype == np.float32:
+        return stats  # within the range already: most rows, made by row_stats, are
     values = np.asarray(stats, np.float64)
     finite = np.isfinite(values)
     return np.where(finite, np.clip(values, -_FLOAT32_MAX, _FLOAT32_MAX), values).astype(np.float32)
