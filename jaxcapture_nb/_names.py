@@ -43,6 +43,16 @@ def shown_name(text: Any) -> str:
     return _CONTROLS.sub(_escape, str(text))
 
 
+def counted(n: int, noun: str) -> str:
+    """A count and its noun, plural unless the count is one (``js/names.js`` has the same).
+
+    Example:
+      >>> counted(1, "step"), counted(0, "site"), counted(12, "run")
+      ('1 step', '0 sites', '12 runs')
+    """
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def html_name(text: Any) -> str:
     """A name as HTML: escaped as :func:`shown_name` and for HTML, isolated in a ``<bdi>``.
 

@@ -186,7 +186,7 @@ function drawProgress(ui, state, progress, meta, scalars, runs, found) {
     waiting.replaceChildren(h("span", "jcnb-spinner"), document.createTextNode(
       p.seen ? " waiting for the first recorded step…" : " compiling… the charts appear when the first step has run",
     ));
-    ui.progress.textContent = p.seen ? `${p.seen} steps run` : "";
+    ui.progress.textContent = p.seen ? `${counted(p.seen, "step")} run` : "";
   } else {
     ui.progress.textContent = runs.several ? runsProgress(p, runs) : oneRunProgress(p);
   }
@@ -209,7 +209,7 @@ function drawProgress(ui, state, progress, meta, scalars, runs, found) {
 
 /** "120 / 300 steps · 41.5 steps/s · ETA 4 s · 60 recorded". @param {any} p the kernel's `_progress` */
 function oneRunProgress(p) {
-  const parts = [`${p.seen ?? 0}${p.total ? ` / ${p.total}` : ""} steps`];
+  const parts = [p.total ? `${p.seen ?? 0} / ${counted(p.total, "step")}` : counted(p.seen ?? 0, "step")];
   if (p.rate > 0) parts.push(`${p.rate} steps/s`);
   if (p.eta != null && !p.done) parts.push(`ETA ${p.eta < 90 ? `${Math.round(p.eta)} s` : `${Math.round(p.eta / 60)} min`}`);
   parts.push(`${p.recorded ?? 0} recorded`);
@@ -219,8 +219,8 @@ function oneRunProgress(p) {
 
 /** "2 runs · lr=0.1: 300 steps, done · lr=0.01: 120 steps, running". @param {any} p the kernel's `_progress` @param {Runs} runs */
 function runsProgress(p, runs) {
-  const each = (p.runs || []).map((r, run) => `${runs.names[run]}: ${r.seen} steps, ${r.done ? "done" : "running"}`);
-  return [`${runs.names.length} runs`, ...each].join(" · ");
+  const each = (p.runs || []).map((r, run) => `${runs.names[run]}: ${counted(r.seen, "step")}, ${r.done ? "done" : "running"}`);
+  return [counted(runs.names.length, "run"), ...each].join(" · ");
 }
 
 export { liveLayout, drawProgress, drawLegend };

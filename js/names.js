@@ -21,6 +21,11 @@ function shownName(text) {
   });
 }
 
+/** "1 step", "2 steps": a count and its noun, plural unless the count is one. @param {number} n @param {string} noun */
+function counted(n, noun) {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 /**
  * Shows a name as the text of `el`, escaped (see shownName) and isolated.
  * @template {HTMLElement} E @param {E} el @param {string} text @returns {E}
@@ -31,4 +36,4 @@ function setName(el, text) {
   return el;
 }
 
-export { shownName, setName };
+export { shownName, setName, counted };

@@ -153,9 +153,9 @@ def test_a_notebook_saved_mid_run_keeps_a_recent_picture(ipython, monkeypatch):
             w.log(step=k, loss=loss)
         running, update = recorder.outputs[-1]
     assert update and "nothing recorded yet" not in running
-    assert "1 sites, 3 steps seen" in running and "data:image/png;base64," in running
+    assert "1 site, 3 steps seen" in running and "data:image/png;base64," in running
     final, update = recorder.outputs[-1]
-    assert update and "1 sites, 3 steps seen, scalars: loss" in final
+    assert update and "1 site, 3 steps seen, scalars: loss" in final
 
 
 def test_refreshes_of_the_saved_output_come_ever_more_rarely(monkeypatch):

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from jaxcapture_nb import _schema
-from jaxcapture_nb._names import shown_name
+from jaxcapture_nb._names import counted, shown_name
 from jaxcapture_nb._pooling import bands, percentile_column
 from jaxcapture_nb._stream import SiteSeries, Stream, kind_label
 
@@ -41,14 +41,14 @@ def live_text(stream: Stream) -> str:
     if not series and not scalars:
         return "LiveView: nothing recorded yet"
     lines = [
-        f"LiveView: {len(series)} sites, {seen} steps seen"
+        f"LiveView: {counted(len(series), 'site')}, {counted(seen, 'step')} seen"
         + (f", scalars: {', '.join(map(shown_name, scalars))}" if scalars else "")
     ]
     if found is not None:
         lines.append(f"first NaN/Inf: {shown_name(found[0])} at step {found[1]}")
     width = max((len(shown_name(s.label)) for s in series), default=0)
     lines += [
-        f"  {shown_name(s.label):<{width}}  {kind_label(s.kind):<12}  {s.size} steps kept" for s in series
+        f"  {shown_name(s.label):<{width}}  {kind_label(s.kind):<12}  {counted(s.size, 'step')} kept" for s in series
     ]
     return "\n".join(lines)
 
