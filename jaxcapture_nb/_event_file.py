@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 _MASK_DELTA = 0xA282EAD8
 
-# Files this process made in a second, so that two in one second differ.
+# Counts the files this process makes: two made in one second get different names.
 _made = itertools.count()
 
 
@@ -73,11 +73,11 @@ def framed(data: bytes) -> bytes:
 class EventFile:
     """A new event file in ``log_dir``, made for this writer alone.
 
-    Args:
-      log_dir: the run's folder, made if missing.
-
     The file's first record, its version, is written with the first
     :meth:`write`.
+
+    Args:
+      log_dir: the run's folder, made if missing.
 
     Attributes:
       path: the file, ``events.out.tfevents.<seconds>.<host>.<pid>.<n>``:

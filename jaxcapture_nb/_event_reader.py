@@ -4,15 +4,16 @@ An event file is a sequence of TFRecords (see :mod:`~jaxcapture_nb._event_file`)
 TensorBoard's Python reader stops at the first record that fails its
 checksum, and a file whose bytes cannot be decoded raises; its server's
 default loader skips such a record and serves the rest. So does this
-reader, and it says what it skipped: a record whose data fails its
+reader, and a warning says what it skipped: a record whose data fails its
 checksum or does not decode (a tag that is not UTF-8, say) is left out; a
 damaged length loses the way to the next record, which is found again by
 its checksummed length. A last record cut short is a file still being
 written, or one whose writer was killed: it is left for later, silently,
 as TensorBoard does.
 
-The files are memory-mapped, so reading a large log costs the memory of
-what is kept from it, not of the file.
+The files are memory-mapped, so a large log is not held in memory whole:
+what is held is the values read from it, each scalar as a float and each
+histogram as two small arrays, until the rows of a view are made from them.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ class FileReport(NamedTuple):
     problems: list[str]
 
 
-def records(data: bytes | mmap.mmap, problems: list[str]) -> Iterator[bytes]:
-    """The data of each whole record of an event file's bytes, in order; what is skipped goes to ``problems``.
+def records(data: bytes | mmap.mmap, problems: list[str]) -> Iterator[tuple[int, bytes]]:
+    """Where each whole record of an event file's bytes begins, and its data, in order; what is skipped goes to ``problems``.
 
     Example:
       >>> from jaxcapture_nb._event_file import framed
@@ -49,7 +50,7 @@ def records(data: bytes | mmap.mmap, problems: list[str]) -> Iterator[bytes]:
       >>> bad[14] ^= 1  # a flipped bit in the data
       >>> problems = []
       >>> list(records(good + bytes(bad) + framed(b"third") + good[:5], problems))
-      [b'first', b'third']
+      [(0, b'first'), (43, b'third')]
       >>> problems
       ['the record at byte 21 fails its checksum']
     """
@@ -69,7 +70,7 @@ def records(data: bytes | mmap.mmap, problems: list[str]) -> Iterator[bytes]:
         if struct.unpack_from("<I", data, end - _FOOTER)[0] != masked_crc(body):
             problems.append(f"the record at byte {at} fails its checksum")
         else:
-            yield body
+            yield at, body
         at = end
 
 
@@ -90,11 +91,11 @@ def events(path: pathlib.Path, problems: list[str]) -> Iterator[Any]:
         if os.fstat(file.fileno()).st_size == 0:
             return
         with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            for k, body in enumerate(records(data, problems)):
+            for at, body in records(data, problems):
                 try:
                     yield Event.FromString(body)
                 except DecodeError as error:
-                    problems.append(f"record {k} does not decode as an event ({error})")
+                    problems.append(f"the record at byte {at} does not decode as an event ({error})")
 
 
 def problems_text(report: FileReport) -> str:
@@ -102,11 +103,11 @@ def problems_text(report: FileReport) -> str:
 
     Example:
       >>> problems_text(FileReport(pathlib.Path("run/events.out.tfevents.1"), ["the record at byte 21 fails its checksum"]))
-      'run/events.out.tfevents.1: skipped what is damaged (the record at byte 21 fails its checksum) and read the rest, as TensorBoard does'
+      'run/events.out.tfevents.1: skipped what is damaged (the record at byte 21 fails its checksum) and read the rest'
     """
     shown = "; ".join(report.problems[:3])
     more = f"; and {len(report.problems) - 3} more" if len(report.problems) > 3 else ""
-    return f"{report.path}: skipped what is damaged ({shown}{more}) and read the rest, as TensorBoard does"
+    return f"{report.path}: skipped what is damaged ({shown}{more}) and read the rest"
 
 
 class HistogramValue(NamedTuple):

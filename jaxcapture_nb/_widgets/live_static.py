@@ -48,7 +48,8 @@ def live_text(stream: Stream) -> str:
         lines.append(f"first NaN/Inf: {shown_name(found[0])} at step {found[1]}")
     width = max((len(shown_name(s.label)) for s in series), default=0)
     lines += [
-        f"  {shown_name(s.label):<{width}}  {kind_label(s.kind):<12}  {counted(s.size, 'step')} kept" for s in series
+        f"  {shown_name(s.label):<{width}}  {kind_label(s.kind):<12}  {counted(s.size, 'step')} kept"
+        for s in series
     ]
     return "\n".join(lines)
 
