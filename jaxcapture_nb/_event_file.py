@@ -125,6 +125,7 @@ class EventFile:
             cut back to the last whole record, and :attr:`kept` says how
             many of ``records`` it holds.
         """
+        self.kept = 0
         records = [*self._header, *records]
         data = memoryview(b"".join(records))
         written = 0

@@ -151,7 +151,7 @@ class LogWriter:
         self._file = EventFile(self.log_dir)
         self.path = self._file.path
         self._rows: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._error: OSError | None = None  # what stopped the writing, if anything did
+        self._error: Exception | None = None  # what stopped the writing, if anything did
         self._stopped_at: int | None = None  # the step of the first event not written
         self._reported = False
         self._thread = threading.Thread(target=self._write_rows, name="jaxcapture-tensorboard", daemon=True)
@@ -182,7 +182,7 @@ class LogWriter:
         self._reported = True
         warn(
             f"the TensorBoard log {self.path} stopped at step {self._stopped_at}: "
-            f"{error.strerror or error}. What was written before stays in the file, every record "
+            f"{getattr(error, 'strerror', None) or error}. What was written before stays in the file, every record "
             "whole; training and the view go on without the log. Free space on that disk, or pass "
             "another log_dir=, for the next run."
         )
@@ -213,8 +213,10 @@ class LogWriter:
         if self._error is None and rows:
             try:
                 self._write(rows)
-            except OSError as error:
+            except Exception as error:  # a full disk, or a value no event can hold: the log ends
                 self._error = error
+                if self._stopped_at is None:  # it failed before it wrote: at the first row
+                    self._stopped_at = rows[0][1]
 
     def _write(self, rows: list[tuple[SiteSeries, int, np.ndarray, np.ndarray, float]]) -> None:
         """Writes rows in the order they came, one event per run of rows of the same step.
@@ -234,7 +236,7 @@ class LogWriter:
                     for step, walltime, values in events
                 ]
             )
-        except OSError:
+        except OSError:  # the file holds the events before the one that failed
             self._stopped_at = events[self._file.kept][0]
             raise
 

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from jaxcapture_nb import _schema
-from jaxcapture_nb._names import counted, shown_name
+from jaxcapture_nb._names import counted, html_name, shown_name
 from jaxcapture_nb._pooling import bands, percentile_column
 from jaxcapture_nb._stream import SiteSeries, Stream, kind_label
 
@@ -210,9 +210,7 @@ def _readable_y(ax, values: np.ndarray) -> None:
 def runs_html(runs: list[tuple[str, Stream]], text: str) -> str:
     """Script-free HTML of a view of several runs: ``text`` and each run's picture, or, for many runs, one of all."""
     if len(runs) <= RUNS_PICTURED_APART:
-        return "".join(
-            f"<div><b>run {html.escape(name)}</b></div>{live_html(stream)}" for name, stream in runs
-        )
+        return "".join(f"<div><b>run {html_name(name)}</b></div>{live_html(stream)}" for name, stream in runs)
     picture = base64.b64encode(overlay_png(runs)).decode("ascii")
     return (
         f'<div class="jcnb-live-static"><pre>{html.escape(text)}</pre>'
