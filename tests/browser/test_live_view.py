@@ -368,7 +368,10 @@ def test_the_view_takes_its_statistics_bands_and_labels_from_the_schema(open_not
     # The traces keep their statistics and take the schema's labels.
     labels = page.eval_on_selector_all(".jcnb-live-trace-label", "ls => ls.map(l => l.textContent)")
     assert labels[0].startswith("average ") and labels[2].startswith("zeros % "), labels
-    key = page.text_content(".jcnb-live-key")
+    # The view the cell sent again draws its key on its first draw: read that one, once drawn.
+    drawn_key = f"{ROOT}[data-ready='true'][data-done='true'] .jcnb-live-key"
+    page.wait_for_selector(drawn_key)
+    key = page.text_content(drawn_key)
     assert "10th–90th" in key and "0th / 100th" in key and "7th" not in key, key
     box = page.locator(over).bounding_box()
     text = hover_text(page, over, box["width"] * 0.6, box["height"] * 0.5)
