@@ -170,3 +170,44 @@ class StepClock:
         with self._lock:
             # Counting calls, the next step has not begun; between marks, it has.
             return self._next + 1 if self.marked else self._next
+
+
+class StepPace:
+    """How fast steps go, from the first step seen to the latest, as a progress line reports it.
+
+    The time before the first step (the step's compile) is left out, so a
+    run's rate and its ETA read the same live as reopened from its log,
+    where the events' wall times span the first step to the last.
+
+    Example:
+      >>> pace = StepPace()
+      >>> pace.note(1, 10.0); pace.note(5, 11.0); pace.note(5, 30.0)
+      >>> pace.rate, pace.eta(9)
+      (4.0, 1.0)
+    """
+
+    def __init__(self) -> None:
+        self.first: tuple[int, float] | None = None  # (steps seen, when)
+        self.last: tuple[int, float] | None = None
+
+    def note(self, seen: int, when: float) -> None:
+        """Notes ``seen`` steps at time ``when``; the time moves on only as the count does."""
+        if seen <= 0:
+            return
+        if self.first is None:
+            self.first = self.last = (seen, when)
+        elif seen > self.last[0]:
+            self.last = (seen, when)
+
+    @property
+    def rate(self) -> float:
+        """Steps a second since the first step; 0 before two have been seen."""
+        if self.first is None or self.last[1] <= self.first[1]:
+            return 0.0
+        return (self.last[0] - self.first[0]) / (self.last[1] - self.first[1])
+
+    def eta(self, total: int | None) -> float | None:
+        """Seconds until ``total`` steps at the current rate; None without a total or a rate."""
+        if not total or not self.rate or self.last[0] >= total:
+            return None
+        return (total - self.last[0]) / self.rate

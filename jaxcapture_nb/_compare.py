@@ -31,11 +31,11 @@ from jaxcapture_nb._kernels import edges as _edges
 from jaxcapture_nb._modes import Mode, ModeError, mode_label
 from jaxcapture_nb._names import quoted, shown_name
 from jaxcapture_nb._records import Record, flat_stats, site_label
-from jaxcapture_nb._schema import SHIFT_NOTE, compare_columns, number_text, type_name
+from jaxcapture_nb._schema import compare_columns, number_text, shift_note, type_name
 from jaxcapture_nb._summary import DEFAULT_BINS, _as_real, _histogram, stats_dtype
 
 # How every view marks a site whose value no mode changes.
-SAME_TEXT = "same in all modes"
+SAME_TEXT = "same in all {noun}s"
 
 
 @dataclasses.dataclass
@@ -52,8 +52,9 @@ class SiteComparison:
         ``"bn (output[1])"`` for its second value (see
         :func:`~jaxcapture_nb._records.site_label`).
       var_type: the record type's name, e.g. ``"Intermediate"``.
-      shapes: the value's shape in each mode (None where the mode did not
-        reach the site).
+      shapes: the value's shape in each mode: None where the mode did not
+        reach the site, a text saying why where the shape is not known (a
+        run read from a log keeps no shapes).
       stats: per mode, the statistics named by
         :func:`~jaxcapture_nb._schema.compare_columns`, mean and std first
         (NaN where the mode did not reach the site or the value has no statistics).
@@ -70,7 +71,7 @@ class SiteComparison:
     site: str
     label: str
     var_type: str
-    shapes: list[tuple[int, ...] | None]
+    shapes: list[tuple[int, ...] | str | None]
     stats: np.ndarray
     lo: float
     hi: float
@@ -96,7 +97,10 @@ class SiteComparison:
             return False
         if self.values_equal is not None:
             return self.values_equal
-        if np.isnan(self.stats).all() or len({tuple(shape) for shape in self.shapes}) > 1:
+        if (
+            np.isnan(self.stats).all()
+            or len({shape if isinstance(shape, str) else tuple(shape) for shape in self.shapes}) > 1
+        ):
             return False  # nothing to compare, or values of different shapes
         first = self.stats[:1]
         return bool(
@@ -122,6 +126,8 @@ class Comparison:
       captures: the :class:`~jaxcapture_nb.Capture` of each mode's run, by label.
       outputs: what each mode's call returned, by label.
       bins: histogram bins.
+      noun: what the comparison compares, as its texts name it: ``"mode"``,
+        or ``"run"`` for :func:`~jaxcapture_nb.compare_runs`.
     """
 
     def __init__(
@@ -135,6 +141,7 @@ class Comparison:
         *,
         call_arguments: dict[str, dict[str, Any]] | None = None,
         note: str = "",
+        noun: str = "mode",
     ):
         self.modes = modes
         self.settings = settings
@@ -144,12 +151,18 @@ class Comparison:
         self.bins = bins
         self.call_arguments = call_arguments if call_arguments is not None else {m: {} for m in modes}
         self.note = note
+        self.noun = noun
+
+    @property
+    def same_text(self) -> str:
+        """What marks a site the same everywhere: ``"same in all modes"`` (or runs)."""
+        return SAME_TEXT.format(noun=self.noun)
 
     def table(self) -> str:
         """A deterministic plain-text table: per site, shift and per-mode mean and std.
 
         A site the same in all modes (see :attr:`SiteComparison.same`) ends
-        its line with ``(same in all modes)``; the :attr:`note`, when there
+        its line with ``(same in all modes)`` (or runs); the :attr:`note`, when there
         is one, comes under the line on the shift.
         """
         header = ["site", "shift"] + [
@@ -162,13 +175,13 @@ class Comparison:
             cells = [shown_name(s.site), number_text(s.shift)]
             for m in range(len(self.modes)):
                 cells += [number_text(s.stats[m, mean]), number_text(s.stats[m, std])]
-            cells.append(f"({SAME_TEXT})" if s.same else "")
+            cells.append(f"({self.same_text})" if s.same else "")
             rows.append(cells)
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
         if not self.sites:
             lines.append("(no site was recorded; check include=)")
-        return "\n".join([SHIFT_NOTE, *([shown_name(self.note)] if self.note else []), *lines])
+        return "\n".join([shift_note(self.noun), *([shown_name(self.note)] if self.note else []), *lines])
 
     def __repr__(self) -> str:
         return self.table()

@@ -27,6 +27,9 @@ from jaxcapture_nb._stream import SiteSeries, Stream
 
 Run = Any  # a Watch, a LiveView or a Stream
 
+# What a comparison shows for the shape of a site read from a log: logs keep no shapes.
+NO_SHAPE = "not kept in the log"
+
 
 def stream_of(run: Run) -> Stream:
     """The :class:`Stream` behind a run.
@@ -144,7 +147,8 @@ def compare_runs(
     Returns:
       A :class:`~jaxcapture_nb.Comparison` whose modes are the runs, its
       sites sorted by shift, largest first; ``settings`` holds the step of
-      each run's rows.
+      each run's rows, and its ``note`` names the step compared at (and
+      the steps of the rows, where some lie before it).
 
     Raises:
       TypeError: a run is not one ``watch()`` recorded or ``open_run()`` opened.
@@ -156,16 +160,51 @@ def compare_runs(
         stream.settle()
     step = last_shared_step(streams) if step is None else int(step)
     bins = bins or streams[0].bins
-    keys: dict[Any, None] = {}
-    for stream in streams:
-        keys.update(dict.fromkeys(stream.series))
-    sites = [_compare_site(key, [stream.series.get(key) for stream in streams], step, bins) for key in keys]
+    # Sites are matched by what the views call them: a live run and one read
+    # from its log key their series differently.
+    named = [{site_name(series): series for series in stream.series.values()} for stream in streams]
+    keys = dict.fromkeys(key for sites in named for key in sites)
+    sites = [_compare_site([sites.get(key) for sites in named], step, bins) for key in keys]
     sites.sort(key=lambda s: (math.isnan(s.shift), -s.shift if not math.isnan(s.shift) else 0.0))
     settings = {name: f"step {step}" for name in names}
-    return Comparison(names, settings, sites, captures={}, outputs={}, bins=bins)
+    note = step_note(step, _row_steps(named, step))
+    return Comparison(names, settings, sites, captures={}, outputs={}, bins=bins, note=note, noun="run")
 
 
-def _compare_site(key: Any, found: list[SiteSeries | None], step: int, bins: int) -> SiteComparison:
+def step_note(step: int, row_steps: set[int]) -> str:
+    """What a comparison of runs says of its step, and of rows recorded before it.
+
+    Example:
+      >>> step_note(200, {200})
+      'compared at step 200'
+      >>> step_note(200, {150, 200})
+      "compared at step 200: each site's latest row at or before it, from steps 150–200"
+    """
+    if not row_steps or min(row_steps) == step:
+        return f"compared at step {step}"
+    return (
+        f"compared at step {step}: each site's latest row at or before it, "
+        f"from steps {min(row_steps)}–{max(row_steps)}"
+    )
+
+
+def site_name(series: SiteSeries) -> tuple[str, str]:
+    """How runs name a site alike, live or read from a log: its kind and label."""
+    return series.kind, series.label
+
+
+def _row_steps(named: list[dict[tuple[str, str], SiteSeries]], step: int) -> set[int]:
+    """The steps of the rows a comparison at ``step`` takes, over every run and site."""
+    found = set()
+    for sites in named:
+        for series in sites.values():
+            k = _row_at(series, step)
+            if k is not None:
+                found.add(int(series.steps[k]))
+    return found
+
+
+def _compare_site(found: list[SiteSeries | None], step: int, bins: int) -> SiteComparison:
     """One site's rows at ``step`` in every run, on a shared range."""
     columns = compare_columns()
     # Per run: the series and its row at the step as {column: value}, or None where it has none.
@@ -199,8 +238,8 @@ def _compare_site(key: Any, found: list[SiteSeries | None], step: int, bins: int
         site=some.label,
         label=some.label,
         var_type=some.kind,
-        # A run read from a log has no shapes: an empty one still marks the site as reached.
-        shapes=[None if r is None else (r[0].shape or ()) for r in reached],
+        # A run read from a log keeps no shapes: the text says so, and marks the site as reached.
+        shapes=[None if r is None else (NO_SHAPE if r[0].shape is None else r[0].shape) for r in reached],
         stats=stats,
         lo=float(lo),
         hi=float(hi),

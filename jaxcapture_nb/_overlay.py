@@ -80,6 +80,8 @@ def overlay_runs(
     live = [w for w in watches if not w.stream.ended]
     for w in live:
         w.overlays.append(view)
+    if live:
+        view.keep_saved_output_fresh()  # the watches send its saved picture again as they record
     view.publish(final=not live)
     return view
 

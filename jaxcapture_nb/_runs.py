@@ -110,9 +110,10 @@ def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
         if tag not in site_stats:
             _fill_scalar(stream, tag, events)
     if wall_times:
-        # The view's progress line divides the steps by the time since the
-        # stream started: the run's own span gives the run's rate.
-        stream.started -= wall_times[1] - wall_times[0]
+        # The events' wall times span the first step to the last, as the
+        # live view's pace does: the same rate, live or reopened.
+        stream.pace.note(1, wall_times[0])
+        stream.pace.note(stream.steps_seen, wall_times[1])
     return stream
 
 
@@ -300,28 +301,12 @@ def _fill_site(
         if held:
             stream._flag(series, min(held), order)
     kept = [steps[k] for k in kept_appends(len(steps), stream.keep_steps)]
-    summaries = [
-        _summary(
-            lo,
-            hi,
-            hist,
-            events[step],
-            {key: float(values[step]) for key, values in stats.items() if step in values},
-        )
-        for step, (lo, hi, hist) in zip(
-            kept, _even_histograms([events[step] for step in kept], stream.bins), strict=True
-        )
-    ]
-    if not summaries:
+    if not kept:
         return
+    histograms = [events[step] for step in kept]
+    stacked, sizes = _summaries(_even_histograms(histograms, stream.bins), histograms, kept, stats)
     # Made together: one pass over all the rows' histograms for their percentiles.
-    stacked = Summary(
-        stats=np.stack([s.stats for s in summaries]),
-        counts=np.stack([s.counts for s in summaries]),
-        shape=(),
-        dtype="float32",
-    )
-    rows = row_stats(stacked, np.array([s.shape[0] for s in summaries]), series.layout)
+    rows = row_stats(stacked, sizes, series.layout)
     if not zeros_known:
         rows[:, series.columns.index("zero_pct")] = math.nan
     for step, row, hist in zip(kept, rows, stacked.hist, strict=True):
@@ -351,39 +336,75 @@ def _even_histograms(histograms: list[Any], bins: int) -> list[tuple[float, floa
     return out
 
 
-def _summary(lo: float, hi: float, hist: np.ndarray, h: Any, logged: dict[str, float]) -> Summary:
-    """The :class:`Summary` of one step of a site: its logged statistics, else the histogram's."""
-    count = int(hist.sum())
+def _summaries(
+    evens: list[tuple[float, float, np.ndarray]],
+    histograms: list[Any],
+    steps: list[int],
+    logged: dict[str, dict[int, Any]],
+) -> tuple[Summary, np.ndarray]:
+    """The summaries of a site's rows, stacked, and each row's number of values.
+
+    Each row takes the statistics logged at its step, else its histogram's.
+
+    Args:
+      evens: each row's histogram on equal bins, as (lo, hi, counts).
+      histograms: each row's ``HistogramProto``, for its sums and range.
+      steps: each row's step.
+      logged: per statistic, its logged values by step.
+    """
+    lo, hi = (np.array([e[k] for e in evens], np.float64) for k in (0, 1))
+    hists = np.stack([e[2] for e in evens]).astype(np.int64)
+    count = hists.sum(axis=1)
+    num, total, sums, squares, least, most = (
+        np.array(column, np.float64)
+        for column in zip(
+            *((h.num, np.sum(h.bucket), h.sum, h.sum_squares, h.min, h.max) for h in histograms), strict=True
+        )
+    )
     # Sums are only as good as the count they were made with: a log whose
     # count disagrees with its buckets (one tool writes the number of edges)
     # gives a mean outside the histogram's own range.
-    supported = h.num > 0 and abs(h.num - float(np.sum(h.bucket))) < 0.5
-    mean = h.sum / h.num if supported else math.nan
-    variance = h.sum_squares / h.num - mean * mean if supported else math.nan
-    if not h.min <= mean <= h.max:
-        mean = variance = math.nan
-    derived = {"mean": mean, "std": math.sqrt(max(variance, 0.0)) if variance == variance else math.nan}
-    derived |= {"min": h.min, "max": h.max}
-    if count == 0:
-        derived |= dict.fromkeys(("mean", "std", "min", "max"), math.nan)
-    values = derived | {"nan": 0, "posinf": 0, "neginf": 0, "zero_pct": 0.0} | logged
-    nonfinite = [int(values[key]) for key in ("nan", "posinf", "neginf")]
-    size = count + sum(nonfinite)
-    zeros = round(values["zero_pct"] * size / 100) if math.isfinite(values["zero_pct"]) else 0
-    return Summary(
-        stats=np.array([values["min"], values["max"], values["mean"], values["std"], lo, hi]),
-        counts=np.array([count, *nonfinite, zeros, *hist], np.int64),
-        shape=(size,),
-        dtype="float32",
-    )
+    supported = (num > 0) & (np.abs(num - total) < 0.5)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(supported, sums / num, math.nan)
+        variance = np.where(supported, squares / num - mean * mean, math.nan)
+    inside = (least <= mean) & (mean <= most)
+    mean, variance = np.where(inside, mean, math.nan), np.where(inside, variance, math.nan)
+    std = np.sqrt(np.maximum(variance, 0.0), where=~np.isnan(variance), out=np.full_like(variance, math.nan))
+    empty = count == 0
+    derived = {
+        key: np.where(empty, math.nan, v)
+        for key, v in (("min", least), ("max", most), ("mean", mean), ("std", std))
+    }
+    derived |= {key: np.zeros(len(evens)) for key in ("nan", "posinf", "neginf", "zero_pct")}
+    for key, values in logged.items():
+        if values and key in derived:
+            present = np.array([step in values for step in steps])
+            given = np.array([float(values.get(step, math.nan)) for step in steps])
+            derived[key] = np.where(present, given, derived[key])
+    nonfinite = np.stack([derived[key] for key in ("nan", "posinf", "neginf")], axis=1)
+    nonfinite = np.nan_to_num(nonfinite, nan=0.0).astype(np.int64)
+    size = count + nonfinite.sum(axis=1)
+    zero_pct = derived["zero_pct"]
+    finite = np.isfinite(zero_pct)
+    zeros = np.where(finite, np.round(np.where(finite, zero_pct, 0.0) * size / 100), 0).astype(np.int64)
+    stats = np.stack([derived["min"], derived["max"], derived["mean"], derived["std"], lo, hi], axis=1)
+    counts = np.concatenate([count[:, None], nonfinite, zeros[:, None], hists], axis=1)
+    return Summary(stats=stats, counts=counts, shape=(), dtype="float32"), size
 
 
 def _fill_scalar(stream: Stream, tag: str, events: dict[int, Any]) -> None:
     """Records a scalar tag's events, as :func:`_fill_site` records a site's: the kept rows, the first NaN."""
     steps = list(events)
     nonfinite = [step for step, value in events.items() if not math.isfinite(value)]
-    for k in kept_appends(len(steps), stream.keep_steps):
-        stream._scalar(tag, steps[k], float(events[steps[k]]))
+    series = stream.scalar_series(tag)
+    one = np.ones(1, np.int32)
+    with stream.lock:
+        for k in kept_appends(len(steps), stream.keep_steps):
+            step = steps[k]
+            if series.append_row(step, stream.scalar_row(events[step]), one):
+                stream.version += 1
+            stream._recorded(series, step)
     if nonfinite:
-        stream._flag(stream.scalars[tag], nonfinite[0], sys.maxsize)
-    stream.scalars[tag].calls = max(events) + 1
+        stream._flag(series, nonfinite[0], sys.maxsize)
+    series.calls = max(events) + 1

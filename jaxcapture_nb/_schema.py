@@ -120,7 +120,18 @@ NAN_INDEX, POSINF_INDEX, NEGINF_INDEX = 253, 254, 255
 NONFINITE_RGB = {"nan": (255, 0, 255), "posinf": (255, 127, 14), "neginf": (23, 190, 207)}
 
 # How every view of a comparison explains its shift column.
-SHIFT_NOTE = "shift: earth mover's distance to the first mode's histogram, in pooled standard deviations"
+# "{noun}" is what the comparison compares: "mode" (compare_modes) or "run" (compare_runs).
+SHIFT_NOTE = "shift: earth mover's distance to the first {noun}'s histogram, in pooled standard deviations"
+
+
+def shift_note(noun: str = "mode") -> str:
+    """The line that says what a comparison's shift measures.
+
+    Example:
+      >>> shift_note("run")
+      "shift: earth mover's distance to the first run's histogram, in pooled standard deviations"
+    """
+    return SHIFT_NOTE.format(noun=noun)
 
 
 def stat(key: str) -> Stat:

@@ -33,7 +33,6 @@ import numbers
 import operator
 import sys
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -42,7 +41,7 @@ import numpy as np
 
 from jaxcapture_nb import _pooling, _schema
 from jaxcapture_nb._batch import device_layout, nonfinite_values
-from jaxcapture_nb._clock import StepClock
+from jaxcapture_nb._clock import StepClock, StepPace
 from jaxcapture_nb._hosts import fetch_all, readable, replicated, to_host
 from jaxcapture_nb._names import quoted
 from jaxcapture_nb._protocols import BackendDrains, Delivery, PackedRow
@@ -480,7 +479,7 @@ class Stream(BackendDrains):
         self.first_nonfinite_series: SiteSeries | None = None  # the site or scalar it names
         self._first_nonfinite_at: tuple[int, int] | None = None  # (step, order within the step)
         self._arrivals = itertools.count()
-        self.started = time.perf_counter()
+        self.pace = StepPace()  # steps a second, for the progress line
         self.ended = False  # no more rows will come: its watch has ended, or it was read from a log
         self.lock = threading.RLock()
         self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
@@ -728,13 +727,24 @@ class Stream(BackendDrains):
             self._scalar(name, step, float(to_host(value).astype(np.float64).mean()))
         self._record_arrived(wait)
 
-    def _scalar(self, name: str, step: int, value: float) -> None:
-        row = np.full(len(self.layout.columns), np.nan, np.float32)
-        row[self.layout.mean] = value
+    def scalar_series(self, name: str) -> SiteSeries:
+        """The series of scalar ``name``, made on first use."""
         with self.lock:
             series = self.scalars.get(name)
             if series is None:
                 series = self.scalars[name] = SiteSeries(name, "scalar", 1, self.keep_steps, self.layout)
+            return series
+
+    def scalar_row(self, value: float) -> np.ndarray:
+        """A scalar's row: its value as the mean, every other statistic NaN."""
+        row = np.full(len(self.layout.columns), np.nan, np.float32)
+        row[self.layout.mean] = value
+        return row
+
+    def _scalar(self, name: str, step: int, value: float) -> None:
+        row = self.scalar_row(value)
+        with self.lock:
+            series = self.scalar_series(name)
             if series.append_row(step, row, np.ones(1, np.int32)):
                 self.version += 1
             if not math.isfinite(value):
@@ -1018,9 +1028,16 @@ class Stream(BackendDrains):
 
     @property
     def steps_seen(self) -> int:
-        """How many steps have begun: the clock's count, or, for a run read from a log, the busiest site's."""
+        """How many steps have begun: the clock's count, the busiest site's, or past the last logged scalar.
+
+        A run read from a log has no clock: its busiest tag says. A scalar
+        logged at a step (``w.log(step=...)``) says that step has been seen,
+        also where no site recorded it.
+        """
         with self.lock:
-            return max(self.clock.steps_seen, *(s.calls for s in self.series.values()), 0)
+            calls = (s.calls for s in (*self.series.values(), *self.scalars.values()))
+            logged = (int(s.steps[s.size - 1]) + 1 for s in self.scalars.values() if s.size)
+            return max(self.clock.steps_seen, *calls, *logged, 0)
 
     def nbytes(self) -> int:
         """Host memory held by the recorded rows."""

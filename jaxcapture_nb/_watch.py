@@ -233,16 +233,20 @@ class Watch:
         """Sends the displayed output again, with the fallback of now; see SAVED_OUTPUT_SECONDS.
 
         The view's mime bundle is computed afresh by the update, so the
-        text/html a notebook file keeps shows the steps recorded so far.
+        text/html a notebook file keeps shows the steps recorded so far;
+        so do the views of several runs that show this one (overlay_runs).
         """
-        if self._handle is None:
+        if self._handle is None and not self.overlays:
             return
         now = time.perf_counter()
         if now - self._saved_at < self._saved_every:
             return
         self._saved_at = now
         self._saved_every = min(2 * self._saved_every, SAVED_OUTPUT_MAX_SECONDS)
-        self._handle.update(self.view)
+        if self._handle is not None:
+            self._handle.update(self.view)
+        for view in self.overlays:
+            view.refresh_saved_output()
 
     def log(self, step: int | None = None, **scalars: Any) -> None:
         """Records scalars such as the loss, without waiting for the device.
@@ -330,6 +334,7 @@ class Watch:
                 self._view.publish(final=True)
             for view in self.overlays:
                 view.publish()
+                view.refresh_saved_output()  # the final picture, as for the watch's own view
             if self._handle is not None:
                 self._handle.update(self.view)  # the saved output gets the final picture
         if exc_type is None:

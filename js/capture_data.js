@@ -102,6 +102,7 @@ class CaptureData {
     if (key === "path") return this.siteTexts(i)[0];
     if (key === "name") return s.shown_name;
     if (key === "dtype") return s.dtype;
+    if (key === "type") return s.type;
     if (key === "call") return s.call;
     if (key === "shape") return s.shape ? s.shape.reduce((a, b) => a * b, 1) : -1;
     if (key === "nonfinite") return s.has_stats ? this.nonfinite(i) : -1;

@@ -200,8 +200,33 @@ function facetText(shape, heat) {
 }
 
 /**
+ * Small multiple k's slice as an index, "[0, 3, :, :]": the facet's position
+ * on its axis, the index boxes' on the other leading axes, and the two axes drawn.
+ * @param {Heatmap} heat @param {number} k @param {number} ndim the site's number of axes
+ */
+function facetIndexText(heat, k, ndim) {
+  const lead = Array.from({ length: ndim - 2 }, (_, axis) => (axis === heat.facetAxis ? heat.facets[k] : heat.index[axis] ?? 0));
+  return `[${[...lead, ":", ":"].join(", ")}]`;
+}
+
+/**
+ * A small multiple's picture between its index ticks: the first and last
+ * row at its left, the first and last column under it.
+ * @param {HTMLCanvasElement} canvas @param {number} rows @param {number} cols the slice's size
+ */
+function facetWithTicks(canvas, rows, cols) {
+  const left = h("span", "jcnb-facet-rows");
+  left.append(h("span", "", "0"), h("span", "", String(rows - 1)));
+  const under = h("span", "jcnb-facet-cols");
+  under.append(h("span", "", "0"), h("span", "", String(cols - 1)));
+  const grid = h("div", "jcnb-facet-grid");
+  grid.append(left, canvas, h("span"), under);
+  return grid;
+}
+
+/**
  * The small multiples, one labelled picture per position along the facet
- * axis, each with its own read-out.
+ * axis, each with its own read-out and index ticks.
  * @param {ReturnType<typeof captureLayout>} ui @param {HeatFrame} frame @param {CaptureData} data @param {number} selected
  * @param {Heatmap} heat @param {number[][]} palette @param {Record<string, number[]>} markColours @param {number[]} marked
  * @returns {number} the height the colour bar takes
@@ -213,19 +238,23 @@ function drawFacets(ui, frame, data, selected, heat, palette, markColours, marke
   frame.frame.hidden = true;
   frame.facets.hidden = false;
   ui.heatControls.parentElement?.classList.add("jcnb-faceted");
+  const site = data.sites[selected];
+  // The slice's own size: the picture may show every few rows of a larger one.
+  const [sliceRows, sliceCols] = site.shape ? site.shape.slice(-2) : [rows, cols];
   for (let k = 0; k < count; k++) {
     const panel = h("div", "jcnb-facet");
-    const label = h("span", "jcnb-facet-label", `axis ${heat.facetAxis} = ${heat.facets[k]}`);
+    const label = h("span", "jcnb-facet-label", facetIndexText(heat, k, site.shape ? site.shape.length : 3));
+    label.title = `position ${heat.facets[k]} on axis ${heat.facetAxis}`;
     const canvas = /** @type {HTMLCanvasElement} */ (h("canvas", "jcnb-facet-heat"));
     paint(canvas, heat, k * rows * cols, rows, cols, palette, markColours, marked);
     canvas.style.width = `${w}px`;
     canvas.style.height = `${hgt}px`;
     canvas.dataset.facet = String(heat.facets[k]);
     hoverReadOut(canvas, ui.tooltip, (px, py) => heatReadOut(canvas, data, selected, heat, px, py, k));
-    panel.append(label, canvas);
+    panel.append(label, facetWithTicks(canvas, sliceRows, sliceCols));
     frame.facets.append(panel);
   }
-  const size = data.sites[selected].shape?.[heat.facetAxis] ?? count;
+  const size = site.shape?.[heat.facetAxis] ?? count;
   frame.facets.dataset.count = String(count);
   frame.facets.dataset.leftOut = String(size - count);
   return Math.max(hgt + 16, 120);

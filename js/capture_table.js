@@ -36,9 +36,12 @@ const LEAD_COLUMNS = [
   { key: "path", label: "path", sortable: true, least: 8, most: 40 },
   { key: "name", label: "name", sortable: true, least: 10, most: 40 },
   { key: "call", label: "call", sortable: true, right: true },
-  { key: "shape", label: "shape", sortable: true, least: 8, most: 28 },
+  // A shape cut short hides its last axes: it keeps its width (up to the most) and the table scrolls.
+  { key: "shape", label: "shape", sortable: true, least: 28, most: 28 },
   { key: "dtype", label: "dtype", sortable: true },
 ];
+/** The record type: shown when the sites hold more than one (a value and its gradient share a name). @type {Column} */
+const TYPE_COLUMN = { key: "type", label: "type", sortable: true };
 /** @type {Column} */
 const HIST_COLUMN = { key: "hist", label: "histogram", sortable: false };
 /** @type {Column} */
@@ -46,9 +49,10 @@ const FILL_COLUMN = { key: "fill", label: "fill excluded", right: true, sortable
 const FILL_TITLE = "a value filling a share of the array far from the rest (masked attention logits), which the row's statistics and histogram leave out";
 
 /**
- * The table's columns: the site's own, one per statistic the schema gives a
- * column, its NaN/Inf counts, the fill left out when some site has one,
- * and the sparkline.
+ * The table's columns: the site's own (its type where the sites hold more
+ * than one, as the text table and saved HTML do), one per statistic the
+ * schema gives a column, its NaN/Inf counts, the fill left out when some
+ * site has one, and the sparkline.
  * @param {CaptureData} data @returns {Column[]}
  */
 function tableColumns(data) {
@@ -57,7 +61,13 @@ function tableColumns(data) {
   const stats = schema.columns().map((s) => ({ key: s.key, label: s.label, format: s.format, numeric: true, right: true, sortable: true }));
   /** @type {Column} */
   const nonfinite = { key: "nonfinite", label: schema.nonfiniteLabel, numeric: true, right: true, sortable: true };
-  return [...LEAD_COLUMNS, ...stats, nonfinite, ...(data.fillRows.size ? [FILL_COLUMN] : []), HIST_COLUMN];
+  return [...leadColumns(data), ...stats, nonfinite, ...(data.fillRows.size ? [FILL_COLUMN] : []), HIST_COLUMN];
+}
+
+/** The columns before the statistics, with the type after the call where the sites hold several. @param {CaptureData} data */
+function leadColumns(data) {
+  if (new Set(data.sites.map((s) => s.type)).size < 2) return LEAD_COLUMNS;
+  return [...LEAD_COLUMNS.slice(0, 3), TYPE_COLUMN, ...LEAD_COLUMNS.slice(3)];
 }
 
 /**
@@ -101,6 +111,7 @@ function cellText(data, i, column) {
   if (column.key === "path") return shownName(s.path || "(root)");
   if (column.key === "name") return shownName(s.shown_name) + (s.same_as >= 0 ? shownName(` = ${data.sites[s.same_as].label}`) : "");
   if (column.key === "call") return String(s.call);
+  if (column.key === "type") return shownName(s.type);
   if (column.key === "shape") return shapeText(s);
   if (column.key === "dtype") return s.dtype;
   if (!s.has_stats) return "";
@@ -161,9 +172,15 @@ function columnWidths(data, columns) {
     const members = group.map((key) => columns.findIndex((c) => c.key === key)).filter((k) => k >= 0);
     const weight = members.reduce((sum, k) => sum + sizes[k].weight, 0);
     const room = `(100cqw - ${least} - (${taken}))`;
-    for (const k of members.filter((m) => sizes[m].weight > 0)) {
-      const share = (sizes[k].weight / weight).toFixed(4);
-      tracks[k] = `calc(${sizes[k].base} + clamp(0px, ${room} * ${share}, ${sizes[k].extra}))`;
+    const growing = members.filter((m) => sizes[m].weight > 0);
+    /** What member m takes of the room by its share, at most its extra. @param {number} m */
+    const byShare = (m) => `min(${room} * ${(sizes[m].weight / weight).toFixed(4)}, ${sizes[m].extra})`;
+    for (const k of growing) {
+      // The room the others leave: a column whose text is short hands what
+      // its share holds beyond its text to the other (a path cut while the
+      // name column stands half empty).
+      const left = growing.filter((m) => m !== k).map((m) => ` - ${byShare(m)}`).join("");
+      tracks[k] = `calc(${sizes[k].base} + clamp(0px, ${room}${left}, ${sizes[k].extra}))`;
     }
     taken += members.map((k) => ` + ${sizes[k].extra}`).join("");
   }
@@ -284,8 +301,8 @@ function rowCells(data, i, columns, samePath, colour) {
     nameCell.dataset.sameAs = String(s.same_as);
   }
   const text = (/** @type {Column} */ column) => cellText(data, i, column);
-  const [, , call, shape, dtype] = LEAD_COLUMNS.map(text);
-  const cells = [pathCell(path, samePath), nameCell, cell(call, "jcnb-num"), cell(shape), cell(dtype)];
+  const rest = leadColumns(data).slice(2).map((column) => cell(text(column), column.right ? "jcnb-num" : ""));
+  const cells = [pathCell(path, samePath), nameCell, ...rest];
   if (!s.has_stats) {
     const note = cell(s.note, "jcnb-note");
     note.style.gridColumn = `span ${columns.length - cells.length}`;

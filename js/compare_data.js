@@ -6,11 +6,11 @@
  * A site: `site` is its dotted name (what filters and include= match),
  * `label` how the views name it ("dropout (output)"); `same` whether every
  * mode gave it the same values (SiteComparison.same).
- * @typedef {{site: string, label: string, type: string, shapes: (number[] | null)[], same?: boolean}} Site
+ * @typedef {{site: string, label: string, type: string, shapes: (number[] | string | null)[], same?: boolean}} Site
  */
 
 // The traits a comparison is drawn from; a prefix names them in the panel.
-const COMPARISON_TRAITS = ["_modes", "_sites", "_stats", "_hists", "_ranges", "_shifts", "_bins", "_note"];
+const COMPARISON_TRAITS = ["_modes", "_sites", "_stats", "_hists", "_ranges", "_shifts", "_bins", "_note", "_noun"];
 
 /** A share as a percentage, one decimal. @param {number} share */
 function percent(share) {
@@ -70,6 +70,8 @@ function readComparison(model, prefix) {
     sites,
     /** What the comparison needs said beside its numbers (Comparison.note); "" when nothing. @type {string} */
     note: get("_note") || "",
+    /** What is compared, as the texts name it: "mode" or "run" (Comparison.noun). @type {string} */
+    noun: get("_noun") || "mode",
     columns,
     /** The statistics each row shows per mode: those the schema marks compact (the detail shows all). */
     tableColumns: columns.filter((key) => schema.stat(key).compact),
@@ -103,7 +105,17 @@ function readComparison(model, prefix) {
   };
 }
 
+/** What marks a site the same everywhere: "same in all modes" (or runs). @param {{noun: string}} d */
+function sameText(d) {
+  return `same in all ${d.noun}s`;
+}
+
+/** The line that says what the shift measures, in the comparison's words. @param {{noun: string, schema: any}} d */
+function shiftNote(d) {
+  return d.schema.shiftNote.replace("{noun}", d.noun);
+}
+
 
 /** @typedef {ReturnType<typeof readComparison>} Comparison */
 
-export { COMPARISON_TRAITS, percent, shareTop, shareScale, readComparison };
+export { COMPARISON_TRAITS, percent, shareTop, shareScale, readComparison, sameText, shiftNote };

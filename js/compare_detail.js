@@ -130,7 +130,8 @@ function statsTable(d, i) {
   const shapeRow = h("tr");
   shapeRow.appendChild(h("td", "", "shape"));
   site.shapes.forEach((shape, mode) => {
-    const td = h("td", "", shape ? `(${shape.join(",")})` : "–");
+    // A shape, a text saying why it is not known (a run read from a log), or "–": not reached.
+    const td = h("td", "", Array.isArray(shape) ? `(${shape.join(",")})` : shape || "–");
     if (!shape) td.title = `not reached in ${shownName(d.modes[mode])}`;
     shapeRow.appendChild(td);
   });
@@ -146,12 +147,12 @@ function statsTable(d, i) {
       const unscored = isShift && Number.isNaN(value);
       const text = isShift ? fmt(value) : d.schema.text(column, value);
       const td = h("td", "jcnb-cmp-num", reached && !unscored ? text : "–");
-      if (unscored && reached) td.title = "no shift: the site is missing in a mode";
+      if (unscored && reached) td.title = `no shift: the site is missing in a ${d.noun}`;
       if (column === "nan" && value > 0) {
         td.classList.add("jcnb-cmp-bad");
         td.title = `${value} NaN values in ${shownName(label)}`;
       }
-      if (isShift && mode === 0) td.title = "the reference mode";
+      if (isShift && mode === 0) td.title = `the reference ${d.noun}`;
       tr.appendChild(td);
     });
     stats.appendChild(tr);

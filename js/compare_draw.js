@@ -39,7 +39,8 @@ function mountComparison(model, host, prefix, chosen = freshChoices()) {
   const filter = siteFilter("jcnb-cmp-filter");
   header.append(title, legend, filter);
   const note = h("div", "jcnb-cmp-note");
-  // Which call argument switches the model's mode, when the comparison says so.
+  // What the comparison needs said beside its numbers: which call argument
+  // switches the model's mode, or the step runs are compared at.
   const callNote = h("div", "jcnb-cmp-call-note");
   const table = h("div", "jcnb-cmp-table");
   const detail = h("div", "jcnb-cmp-detail");
@@ -70,7 +71,7 @@ function mountComparison(model, host, prefix, chosen = freshChoices()) {
     d = readComparison(model, prefix);
     root.dataset.sites = String(d.sites.length);
     root.dataset.modes = String(d.modes.length);
-    note.textContent = d.schema.shiftNote;
+    note.textContent = shiftNote(d);
     callNote.textContent = shownName(d.note);
     callNote.hidden = !d.note;
     drawLegend(legend, d);

@@ -17,7 +17,6 @@ const NUMBER_FONT = "11px";
 // The site column's bounds: a long name ends in an ellipsis (its title has it whole).
 const SITE_MIN = 120;
 const SITE_MAX = 280;
-const SAME = "same in all modes";
 
 /**
  * Each mode's histogram as a step outline with a light fill, all on one
@@ -189,7 +188,7 @@ function tableHeads(d) {
   const names = h("div", "jcnb-cmp-row jcnb-cmp-head");
   names.append(h("span", "jcnb-cmp-cell jcnb-cmp-frozen", "site"), h("span", "jcnb-cmp-cell", "shift"));
   const histHead = h("span", "jcnb-cmp-cell", "histograms");
-  histHead.title = "share of each mode's values per bin, on the site's shared range (square-root scale)";
+  histHead.title = `share of each ${d.noun}'s values per bin, on the site's shared range (square-root scale)`;
   names.appendChild(histHead);
   d.modes.forEach((label, mode) => {
     for (const key of d.tableColumns) {
@@ -208,10 +207,10 @@ function tableHeads(d) {
 
 /** The cell saying every mode gave site i the values the first mode's columns show. @param {Comparison} d */
 function sameCell(d) {
-  const cell = h("span", "jcnb-cmp-cell jcnb-cmp-same", SAME);
+  const cell = h("span", "jcnb-cmp-cell jcnb-cmp-same", sameText(d));
   cell.style.gridColumn = `span ${d.tableColumns.length * (d.modes.length - 1)}`;
   const others = d.modes.slice(1).map(shownName).join(", ");
-  cell.title = `${SAME}: ${others} gave this site the same values as ${shownName(d.modes[0])}, whose statistics the row shows`;
+  cell.title = `${sameText(d)}: ${others} gave this site the same values as ${shownName(d.modes[0])}, whose statistics the row shows`;
   return cell;
 }
 
@@ -232,7 +231,7 @@ function tableRow(d, i, maxShift) {
   name.title =
     `${shownName(site.label)}\n${shownName(site.site)} (${shownName(site.type)})` +
     nans.map(([label, n]) => `\n${n} NaN in ${label}`).join("") +
-    (same ? `\n${SAME}` : "");
+    (same ? `\n${sameText(d)}` : "");
   if (nans.length) row.classList.add("jcnb-cmp-nonfinite");
   row.appendChild(name);
 
@@ -242,7 +241,7 @@ function tableRow(d, i, maxShift) {
     const missing = d.missing(i);
     shiftCell.title = missing.length
       ? `no shift: the site is missing in ${missing.map(shownName).join(", ")}`
-      : "no shift: the site has no statistics in a mode";
+      : `no shift: the site has no statistics in a ${d.noun}`;
   } else {
     const track = h("span", "jcnb-cmp-track");
     const bar = h("span", "jcnb-cmp-bar");

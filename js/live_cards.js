@@ -73,7 +73,7 @@ function newCard(i, hover) {
   const card = h("div", "jcnb-live-card");
   card.dataset.site = String(i);
   const top = h("div", "jcnb-live-card-head");
-  top.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-kind"));
+  top.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-kind"), exportButtons());
   const traces = h("div", "jcnb-live-traces");
   for (const name of TRACES) {
     const trace = h("div", "jcnb-live-trace");
@@ -81,7 +81,7 @@ function newCard(i, hover) {
     trace.append(h("div", "jcnb-live-trace-label"), hover("jcnb-live-trace-canvas"));
     traces.append(trace);
   }
-  card.append(top, h("div", "jcnb-live-panels"), traces, h("div", "jcnb-hint jcnb-live-card-hint", "waiting for this site's first row…"));
+  card.append(top, h("div", "jcnb-live-panels"), traces, h("div", "jcnb-hint jcnb-live-card-hint", WAITING_HINT));
   return card;
 }
 
@@ -127,6 +127,9 @@ function fullText(stats, name, x) {
 /** The cards of the grid, in the order of the groups (the detail may sit between them). @param {HTMLElement} grid */
 const cardsOf = (grid) => /** @type {HTMLElement[]} */ ([...grid.querySelectorAll(":scope > .jcnb-live-card")]);
 
+const WAITING_HINT = "waiting for this site's first row…";
+const HIDDEN_HINT = "every run that recorded this site is hidden: show one in the legend";
+
 /**
  * Draws every card the filter lets through: per site (and, with several
  * runs, per run) its histograms over steps, and the traces, as wide as the
@@ -155,7 +158,10 @@ function drawCards(ui, state, stats, meta, groups, runs, found, readOuts) {
     const panels = /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-panels"));
     panels.hidden = empty;
     /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-traces")).hidden = empty;
-    /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-card-hint")).hidden = !empty;
+    const hint = /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-card-hint"));
+    hint.hidden = !empty;
+    // A finished run hidden in the legend has rows: it is not waiting for any.
+    hint.textContent = recordedByAny(group, state.rows.sites) ? HIDDEN_HINT : WAITING_HINT;
     const flagged = found && members.find((m) => m.index === found.site);
     if (flagged) card.dataset.markedStep = String(found.step);
     else delete card.dataset.markedStep;
@@ -211,7 +217,7 @@ function drawPanels(card, ui, state, stats, members, runs, at, readOuts) {
     const { canvas, label } = panels[j];
     label.hidden = !runs.several;
     setName(label, m.name);
-    label.style.color = m.colour;
+    label.style.setProperty("--jcnb-run", m.colour);
     canvas.dataset.run = String(m.run);
     const height = runs.several ? PANEL_H : OVER_H;
     // Several runs: each run's histograms in its colour, and of the bands

@@ -34,7 +34,7 @@ function drawDetail(ui, state, stats, meta, groups, runs, found, readOuts) {
   const flagged = found && members.find((m) => m.index === found.site);
   const rows = members.map((m) => ({ m, k: nearestIndex(m.s.steps, step) }));
   const isMarked = flagged && rows.some(({ m, k: row }) => m === flagged && row === found.row);
-  ui.detailTitle.textContent = `${group.label} (${group.kind}) · step ${step}${isMarked ? " · first NaN/Inf" : ""}`;
+  ui.detailTitle.textContent = `${shownName(group.label)} (${group.kind}) · step ${step}${isMarked ? " · first NaN/Inf" : ""}`;
   ui.detailTitle.dir = "auto";
   range.max = String(last);
   range.value = String(k);
@@ -60,8 +60,8 @@ function drawDetail(ui, state, stats, meta, groups, runs, found, readOuts) {
 }
 
 /**
- * Each run's statistics at the step, a line per run led by its name in
- * its colour.
+ * Each run's statistics at the step, a line per run led by its name after
+ * a swatch of its colour.
  * @param {HTMLElement} numbers @param {{m: Member, k: number}[]} rows @param {StatColumns} stats
  */
 function drawRunNumbers(numbers, rows, stats) {
@@ -69,7 +69,7 @@ function drawRunNumbers(numbers, rows, stats) {
     const line = h("div", "jcnb-live-run-numbers");
     line.dataset.run = String(m.run);
     const name = setName(h("span", "jcnb-live-run-name"), `${m.name} (step ${m.s.steps[k]}) `);
-    name.style.color = m.colour;
+    name.style.setProperty("--jcnb-run", m.colour);
     const cells = h("span");
     drawNumbers(cells, m.s.stats[k], stats);
     line.append(name, cells);

@@ -24,6 +24,14 @@ function liveLayout(readOuts) {
   legend.setAttribute("role", "group");
   legend.setAttribute("aria-label", "runs");
   legend.hidden = true;
+  // Beside the legend, as TensorBoard's run selector: a regular expression over the runs' names.
+  const runFilter = /** @type {HTMLInputElement} */ (h("input", "jcnb-live-run-filter"));
+  runFilter.type = "search";
+  runFilter.placeholder = "filter runs (regex)";
+  runFilter.setAttribute("aria-label", "filter runs (regular expression)");
+  const legendRow = h("div", "jcnb-live-legend-row");
+  legendRow.append(legend, runFilter);
+  legendRow.hidden = true;
 
   // Scalars: smoothing and log scale for all of them, then one card each.
   const scalarSection = h("div", "jcnb-live-scalar-section");
@@ -109,7 +117,7 @@ function liveLayout(readOuts) {
   detailBody.append(stepCanvas, numbers);
   detail.append(detailTitle, stepRow, detailBody);
 
-  root.append(head, legend, waiting, scalarSection, gridSection);
+  root.append(head, legendRow, waiting, scalarSection, gridSection);
   grid.append(detail);
 
   /** A canvas that shows what `readOuts` holds for it under the pointer. @param {string} cls */
@@ -121,7 +129,7 @@ function liveLayout(readOuts) {
   hoverReadOut(stepCanvas, tooltip, (x, y) => readOuts.get(stepCanvas)?.(x, y) ?? null);
 
   return {
-    root, tooltip, hover, progress, flag, filter, waiting, legend,
+    root, tooltip, hover, progress, flag, filter, waiting, legend, legendRow, runFilter,
     scalarSection, smoothing, smoothingText, scalarLog, outliers, scalarsBox,
     gridSection, viewSwitch, countLog, layerBox, keyItems, grid,
     detail, detailTitle, range, stepInput, stepNote, detailBody, stepCanvas, numbers,
@@ -138,8 +146,9 @@ function liveLayout(readOuts) {
 function siteName(meta, i, runs) {
   const site = meta[i];
   if (!site) return "";
-  const name = site.kind === "activation" || site.kind === "gradient" ? `${site.label} (${site.kind})` : site.label;
-  return runs.several ? `${name} in ${runs.names[site.run ?? 0]}` : name;
+  const label = shownName(site.label);
+  const name = site.kind === "activation" || site.kind === "gradient" ? `${label} (${site.kind})` : label;
+  return runs.several ? `${name} in ${shownName(runs.names[site.run ?? 0])}` : name;
 }
 
 /**
@@ -149,6 +158,7 @@ function siteName(meta, i, runs) {
  */
 function drawLegend(ui, runs) {
   ui.legend.hidden = !runs.several;
+  ui.legendRow.hidden = !runs.several;
   if (!runs.several) return;
   while (ui.legend.children.length < runs.names.length) {
     const button = h("button", "jcnb-live-run");
@@ -164,7 +174,10 @@ function drawLegend(ui, runs) {
     setName(/** @type {HTMLElement} */ (button.children[1]), name);
     button.classList.toggle("jcnb-off", !shown);
     button.setAttribute("aria-pressed", String(shown));
-    button.title = shown ? `hide run ${name}` : `show run ${name}`;
+    button.classList.toggle("jcnb-filtered", !runs.matched(run));
+    button.title = runs.matched(run)
+      ? `${shown ? "hide" : "show"} run ${shownName(name)}`
+      : `run ${shownName(name)}: the run filter leaves it out`;
   });
 }
 

@@ -172,7 +172,7 @@ function drawScalars(ui, state, entries, runs, found, readOuts) {
   while (scalarsBox.children.length < groups.length) {
     const card = h("div", "jcnb-live-scalar");
     const title = h("div", "jcnb-live-scalar-head");
-    title.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-latest"));
+    title.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-latest"), exportButtons());
     card.append(title, ui.hover("jcnb-live-scalar-canvas"));
     scalarsBox.append(card);
   }
@@ -190,14 +190,18 @@ function drawScalars(ui, state, entries, runs, found, readOuts) {
     setName(card.querySelector(".jcnb-live-title"), group.label);
     // The latest value lives in the title, never on the chart, where it
     // would read as the top of the axis.
-    card.querySelector(".jcnb-live-latest").textContent = latestText(lines);
+    card.querySelector(".jcnb-live-latest").textContent = latestText(lines, recordedByAny(group, state.rows.scalars));
   });
 }
 
-/** "step 99: 0.12 (smoothed 0.13)", or per run "a 0.12 · b 0.31" (smoothed). @param {{m: {s: Series, name: string}, raw: number[], smooth: number[]}[]} lines */
-function latestText(lines) {
+/**
+ * "step 99: 0.12 (smoothed 0.13)", or per run "a 0.12 · b 0.31" (smoothed).
+ * @param {{m: {s: Series, name: string}, raw: number[], smooth: number[]}[]} lines the shown runs' lines
+ * @param {boolean} recorded whether any run, shown or hidden, has a value
+ */
+function latestText(lines, recorded) {
   const held = lines.filter((l) => l.raw.length);
-  if (!held.length) return "no values yet";
+  if (!held.length) return recorded ? "every run with values is hidden: show one in the legend" : "no values yet";
   if (held.length === 1 && !held[0].m.name) {
     const { m, raw, smooth } = held[0];
     const n = raw.length;

@@ -47,6 +47,7 @@ function liveRows() {
  * @property {string} view the histogram view: "heat", "offset", "overlay" or (several runs) "bands"
  * @property {Layers} layers what the heat view draws
  * @property {Set<number>} hiddenRuns the runs the legend has turned off
+ * @property {(name: string) => boolean} runMatches whether the run filter lets a run's name through
  */
 
 /**
@@ -57,7 +58,7 @@ function liveRows() {
  */
 function liveState(rows) {
   const layers = { heat: true, bands: true, median: true, extremes: false };
-  return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: new Set() };
+  return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: new Set(), runMatches: () => true };
 }
 
 /**
@@ -102,7 +103,9 @@ function runsOf(names, schema, state, theme) {
     several,
     names: several ? names : [""],
     colour: (/** @type {number} */ run) => (several ? palette[run % palette.length] : theme.series),
-    shown: (/** @type {number} */ run) => !state.hiddenRuns.has(run),
+    shown: (/** @type {number} */ run) => !state.hiddenRuns.has(run) && (!several || state.runMatches(names[run])),
+    /** Whether the run filter lets run `run` through. @param {number} run */
+    matched: (run) => !several || state.runMatches(names[run]),
   };
 }
 
@@ -120,6 +123,11 @@ function shownMembers(group, entries, rows, runs) {
       return { index, run, s: rows[index] || new Series(), colour: runs.colour(run), name: runs.names[run] ?? "" };
     })
     .filter((m) => runs.shown(m.run));
+}
+
+/** Whether any run of the group, shown or hidden, has a row. @param {Group} group @param {Series[]} rows */
+function recordedByAny(group, rows) {
+  return group.members.some((index) => rows[index] && rows[index].steps.length > 0);
 }
 
 /** Every step any of `members` recorded, in order. @param {{s: Series}[]} members */
@@ -259,4 +267,4 @@ function nearestIndex(steps, step) {
   return best;
 }
 
-export { Series, liveRows, liveState, groupsOf, runsOf, shownMembers, unionSteps, shownStep, statColumns, applyUpdate, hasRows, firstNonfinite, nearestIndex };
+export { Series, liveRows, liveState, groupsOf, runsOf, shownMembers, recordedByAny, unionSteps, shownStep, statColumns, applyUpdate, hasRows, firstNonfinite, nearestIndex };

@@ -125,6 +125,7 @@ function render(model, el, rows, take) {
   const resized = new ResizeObserver(catchUp);
   resized.observe(ui.root);
   const onGridClick = (/** @type {MouseEvent} */ event) => {
+    if (/** @type {HTMLElement} */ (event.target).closest(".jcnb-live-export")) return; // onExport's
     const card = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (event.target).closest(".jcnb-live-card"));
     if (!card) return;
     state.selected = Number(card.dataset.site) === state.selected ? -1 : Number(card.dataset.site);
@@ -206,7 +207,27 @@ function render(model, el, rows, take) {
     draw();
   };
 
+  /** A card's CSV or JSON button: the card's numbers for the runs shown, as a download. */
+  const onExport = (/** @type {MouseEvent} */ event) => {
+    const button = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (event.target).closest(".jcnb-live-export-button"));
+    if (!button) return;
+    const card = /** @type {HTMLElement} */ (button.closest(".jcnb-live-card, .jcnb-live-scalar"));
+    const isSite = card.classList.contains("jcnb-live-card");
+    const trait = isSite ? "_sites" : "_scalars";
+    const index = isSite ? Number(card.dataset.site) : [...ui.scalarsBox.children].indexOf(card);
+    const group = groupsOf(entries(trait))[index];
+    if (!group) return;
+    const members = shownMembers(group, entries(trait), isSite ? rows.sites : rows.scalars, runsNow());
+    const table = isSite ? siteTable(members, stats) : scalarTable(members);
+    exportTable(button, table, group.label, group.kind || "scalar");
+  };
+  const onRunFilter = () => {
+    state.runMatches = siteMatcher(ui.runFilter);
+    draw();
+  };
+
   ui.grid.addEventListener("click", onGridClick);
+  ui.root.addEventListener("click", onExport);
   ui.flag.addEventListener("click", onFlag);
   ui.filter.addEventListener("input", draw);
   ui.filter.addEventListener("keydown", onToolKey);
@@ -216,6 +237,8 @@ function render(model, el, rows, take) {
   ui.viewSwitch.addEventListener("click", onViewSwitch);
   ui.layerBox.addEventListener("change", onLayer);
   ui.legend.addEventListener("click", onLegend);
+  ui.runFilter.addEventListener("input", onRunFilter);
+  ui.runFilter.addEventListener("keydown", onToolKey);
   ui.countLog.addEventListener("change", draw);
   ui.smoothing.addEventListener("input", drawScalarCards);
   ui.scalarLog.addEventListener("change", drawScalarCards);

@@ -7,8 +7,10 @@ import optax
 import pytest
 from flax import nnx
 
-from jaxcapture_nb import CompareView, Comparison, compare_runs, watch
-from jaxcapture_nb._compare_runs import rebinned
+from jaxcapture_nb import CompareView, Comparison, compare_runs, open_run, watch
+from jaxcapture_nb._compare_runs import NO_SHAPE, rebinned
+from jaxcapture_nb._widgets.compare_static import comparison_html
+from jaxcapture_nb._widgets.compare_view import comparison_state
 
 
 class Net(nnx.Module):
@@ -85,6 +87,35 @@ def test_a_run_recorded_every_few_steps_is_compared_at_its_latest_row(runs):
     series = next(s for s in thinned.stream.series.values() if s.label == "hidden")
     row = dict(zip(series.columns, series.stats[2], strict=True))
     assert series.steps[2] == 8 and hidden.stats[1, 0] == pytest.approx(row["mean"])
+    # The comparison names its step and says that some rows come from before it.
+    assert comparison.note == "compared at step 10: each site's latest row at or before it, from steps 8–10"
+    assert compare_runs(list(runs), step=5).note == "compared at step 5"
+
+
+def test_a_comparison_of_runs_speaks_of_runs_and_of_shapes_a_log_does_not_keep(runs, tmp_path):
+    live = runs[0]
+    model = Net(nnx.Rngs(0))
+    with watch(model, log_dir=tmp_path, display=False) as w:
+        for i in range(3):
+            model(jnp.ones((32, 4)))
+            w.log(step=i)
+    comparison = compare_runs({"live": live, "saved": open_run(tmp_path)}, step=2)
+    assert comparison.noun == "run" and comparison.same_text == "same in all runs"
+    table = comparison.table()
+    assert table.splitlines()[:2] == [
+        "shift: earth mover's distance to the first run's histogram, in pooled standard deviations",
+        "compared at step 2",
+    ]
+    assert "mode" not in table
+    hidden = next(s for s in comparison.sites if s.site == "hidden")
+    # A live run and a saved one name their sites alike: each site is in both, with a shift.
+    assert hidden.shapes == [(32, 16), NO_SHAPE] and hidden.shift > 0
+    assert len(comparison.sites) == 2
+    html = comparison_html(comparison)
+    assert "first run&#x27;s histogram" in html and "compared at step 2" in html and " mode" not in html
+    state = comparison_state(comparison)
+    assert state["_noun"] == "run"
+    assert next(s for s in state["_sites"] if s["site"] == "hidden")["shapes"] == [[32, 16], NO_SHAPE]
 
 
 def test_the_comparison_shows_in_compare_modes_widget(runs):

@@ -337,3 +337,37 @@ def test_a_histogram_whose_count_disagrees_with_its_buckets_shows_no_mean(tmp_pa
     column = columns(series)
     assert np.isnan(column["mean"][0]) and np.isnan(column["std"][0])
     assert (column["min"][0], column["max"][0]) == (0.0, 4.0)
+
+
+def test_a_reopened_run_counts_its_steps_and_rate_as_its_text_does(tmp_path):
+    # Histograms for 117 steps, the loss for 120, one step every 0.1 s from the first value.
+    with SummaryWriter(str(tmp_path)) as writer:
+        for step in range(120):
+            wall = 1000.0 + 0.1 * step
+            if step < 117:
+                writer.add_histogram("h", np.arange(8.0) + step, step, walltime=wall)
+            writer.add_scalar("loss", 1.0 / (step + 1), step, walltime=wall)
+    view = open_run(tmp_path)
+    progress = view._progress
+    assert progress["seen"] == 120 and "120 steps seen" in repr(view)
+    # The rate spans the first value to the last: no compile time in it.
+    assert progress["rate"] == pytest.approx(119 / 11.9, rel=1e-3)
+
+
+def test_the_live_rate_and_eta_leave_out_the_time_before_the_first_step(monkeypatch):
+    from jaxcapture_nb import watch
+    from jaxcapture_nb._widgets import live_view
+
+    now = [0.0]
+    monkeypatch.setattr(live_view.time, "perf_counter", lambda: now[0])
+    with watch(display=False, total=100) as w:
+        now[0] = 30.0  # the first step compiles for 30 s
+        for step in range(21):
+            w.log(step=step, loss=1.0)
+            w.stream.settle()
+            w.view.publish()
+            now[0] += 0.5  # then a step every 0.5 s
+        progress = w.view._progress
+        # 20 steps in 10 s after the first: 2 steps/s, 79 steps left.
+        assert progress["seen"] == 21 and progress["rate"] == 2.0
+        assert progress["eta"] == pytest.approx(79 / 2.0)

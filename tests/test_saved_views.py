@@ -119,3 +119,42 @@ def test_the_runs_a_tutorial_saved_open_in_a_new_kernel(tmp_path):
     )
     NotebookClient(reopen, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
     assert reopen.cells[0].outputs[0]["text"].startswith("['hidden', 'logits']")
+
+
+OVERLAY_OF_A_RUNNING_WATCH = """
+import jax.numpy as jnp
+from flax import nnx
+from IPython.display import display
+from jaxcapture_nb import overlay_runs, watch
+
+class Net(nnx.Module):
+    def __init__(self, rngs):
+        self.layer = nnx.Linear(4, 8, rngs=rngs)
+
+    def __call__(self, x):
+        h = self.layer(x)
+        self.sow(nnx.Intermediate, "h", h)
+        return h
+
+model = Net(nnx.Rngs(0))
+saved = watch(display=False)
+with saved:
+    saved.log(step=0, loss=1.0)
+with watch(model, display=False) as w:
+    display(overlay_runs({"before": saved, "now": w}))
+    for step in range(12):
+        model(jnp.ones((2, 4)))
+        w.log(step=step, loss=1.0 / (step + 1))
+"""
+
+
+def test_a_saved_overlay_of_a_running_watch_keeps_the_picture_of_its_end(tmp_path):
+    """Displayed before its live run had rows, the overlay's saved output still shows every step."""
+    from nbclient import NotebookClient
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(OVERLAY_OF_A_RUNNING_WATCH)])
+    NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    [output] = [o for o in notebook.cells[0].outputs if o.output_type == "display_data"]
+    text = output.data["text/plain"]
+    assert "run now:\nLiveView: 1 site, 12 steps seen" in text, text
+    assert "nothing recorded yet" not in output.data["text/html"]

@@ -18,19 +18,24 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from jaxcapture_nb import _schema
-from jaxcapture_nb._compare import SAME_TEXT
 from jaxcapture_nb._names import html_name, shown_name
 from jaxcapture_nb._pooling import shares
-from jaxcapture_nb._schema import MODE_COLOURS, SHIFT_NOTE, number_text
+from jaxcapture_nb._schema import MODE_COLOURS, number_text, shift_note
 
 if TYPE_CHECKING:  # the comparison is only read here: no import of the code that makes it
     from jaxcapture_nb._compare import Comparison, SiteComparison
 
 _W, _H = 120, 28
-_NOTE = (
-    f"{SHIFT_NOTE}; "
-    "histograms: share of each mode's values per bin on the site's shared range, square-root scale"
-)
+
+
+def _note(noun: str) -> str:
+    """The line over the table: what the shift and the histograms show."""
+    return (
+        f"{shift_note(noun)}; "
+        f"histograms: share of each {noun}'s values per bin on the site's shared range, square-root scale"
+    )
+
+
 _CELL = "padding:1px 6px;text-align:right;white-space:nowrap"
 _BAD = ";color:#c00;font-weight:bold;background:#fde8e8"
 # A rule before each mode's columns keeps the groups apart.
@@ -94,12 +99,12 @@ def overlay_svg(hists: np.ndarray) -> str:
     )
 
 
-def _shift_cell(site: SiteComparison, modes: list[str]) -> str:
+def _shift_cell(site: SiteComparison, modes: list[str], noun: str) -> str:
     if np.isnan(site.shift):
         missing = [
             shown_name(label) for label, shape in zip(modes, site.shapes, strict=True) if shape is None
         ]
-        why = f"missing in {', '.join(missing)}" if missing else "without statistics in a mode"
+        why = f"missing in {', '.join(missing)}" if missing else f"without statistics in a {noun}"
         return f'<td style="{_CELL}" title="{html.escape(f"no shift: the site is {why}")}">&#8211;</td>'
     return f'<td style="{_CELL}">{html.escape(number_text(site.shift))}</td>'
 
@@ -119,17 +124,17 @@ def _mode_cells(site: SiteComparison, m: int, label: str, columns: list[tuple[in
     return cells
 
 
-def _same_cell(modes: list[str], columns: list[tuple[int, str]]) -> str:
+def _same_cell(modes: list[str], columns: list[tuple[int, str]], same_text: str) -> str:
     """The cell saying the modes after the first gave the site the first one's values."""
     others = ", ".join(shown_name(label) for label in modes[1:])
     title = html.escape(
-        f"{SAME_TEXT}: {others} gave this site the same values as {shown_name(modes[0])}, "
+        f"{same_text}: {others} gave this site the same values as {shown_name(modes[0])}, "
         "whose statistics the row shows"
     )
     return (
         f'<td colspan="{len(columns) * (len(modes) - 1)}" title="{title}" '
         f'style="padding:1px 6px;text-align:center;font-style:italic;color:#666{_SEPARATOR}">'
-        f"{SAME_TEXT}</td>"
+        f"{html.escape(same_text)}</td>"
     )
 
 
@@ -147,7 +152,8 @@ def comparison_html(comparison: Comparison) -> str:
     """A deterministic, script-free HTML table of a :class:`~jaxcapture_nb.Comparison`.
 
     Args:
-      comparison: the result of :func:`~jaxcapture_nb.compare_modes`.
+      comparison: the result of :func:`~jaxcapture_nb.compare_modes` or
+        :func:`~jaxcapture_nb.compare_runs`.
 
     Returns:
       A ``<div>`` with a legend of the modes' colours and the table.
@@ -157,22 +163,23 @@ def comparison_html(comparison: Comparison) -> str:
     columns = _columns()
     nan = _schema.compare_columns().index("nan")
     swatch = "display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px;background:"
+    # Mode colours mark swatches and rules, never text: orange on white reads at 2.5:1.
     legend = "".join(
-        f'<span style="margin-right:14px;font-weight:bold;color:{mode_colour(m)}">'
+        f'<span style="margin-right:14px;font-weight:bold">'
         f'<span style="{swatch}{mode_colour(m)}"></span>{html_name(label)}</span>'
         for m, label in enumerate(modes)
     )
     head = "padding:1px 6px;white-space:nowrap;border-bottom:1px solid #bbb"
     # A long label wraps within its columns rather than widening them (the legend has it on one line).
     groups = "".join(
-        f'<th colspan="{len(columns)}" style="padding:1px 6px;color:{mode_colour(m)};'
+        f'<th colspan="{len(columns)}" style="padding:1px 6px;'
         f'border-bottom:2px solid {mode_colour(m)}{_SEPARATOR}">'
         f'<div style="max-width:42ch;margin:0 auto;overflow-wrap:anywhere">{html_name(label)}</div></th>'
         for m, label in enumerate(modes)
     )
     names = "".join(
-        f'<th style="{head};text-align:right;color:{mode_colour(m)}{_SEPARATOR if j == 0 else ""}">{name}</th>'
-        for m in range(len(modes))
+        f'<th style="{head};text-align:right{_SEPARATOR if j == 0 else ""}">{name}</th>'
+        for _ in modes
         for j, (_, name) in enumerate(columns)
     )
     left = f"{head};text-align:left"
@@ -183,13 +190,13 @@ def comparison_html(comparison: Comparison) -> str:
             name_style += ";color:#c00;font-weight:bold"
         cells = [
             f'<td style="{name_style}">{html_name(site.label)}</td>',
-            _shift_cell(site, modes),
+            _shift_cell(site, modes, comparison.noun),
             f'<td style="padding:1px 6px">{overlay_svg(site.hists)}</td>',
         ]
         for m, label in enumerate(modes[:1] if site.same else modes):
             cells += _mode_cells(site, m, label, columns)
         if site.same:
-            cells.append(_same_cell(modes, columns))
+            cells.append(_same_cell(modes, columns, comparison.same_text))
         rows.append('<tr style="border-bottom:1px solid #eee">' + "".join(cells) + "</tr>")
     if not comparison.sites:
         span = 3 + len(modes) * len(columns)
@@ -197,7 +204,7 @@ def comparison_html(comparison: Comparison) -> str:
     return (
         '<div class="jcnb-compare-static" style="font-family:monospace;font-size:12px">'
         f'<div style="margin-bottom:2px">{legend}</div>'
-        f'<div style="color:#666;margin-bottom:4px">{esc(_NOTE)}</div>'
+        f'<div style="color:#666;margin-bottom:4px">{esc(_note(comparison.noun))}</div>'
         f"{_note_box(comparison.note)}"
         '<table style="border-collapse:collapse">'
         f'<thead><tr><th rowspan="2" style="{left}">site</th><th rowspan="2" style="{left}">shift</th>'

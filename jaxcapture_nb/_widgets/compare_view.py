@@ -72,6 +72,7 @@ def comparison_traits(prefix: str = "") -> type[t.HasTraits]:
         "_shifts": t.Bytes(),  # float64 [sites, modes]
         "_bins": t.Int(0),
         "_note": t.Unicode(""),  # Comparison.note: "" when there is nothing to say
+        "_noun": t.Unicode("mode"),  # Comparison.noun: what is compared, "mode" or "run"
     }
     named: dict[str, Any] = {prefix + name: trait.tag(sync=True) for name, trait in traits.items()}
     # The columns as the schema has them when a widget is made, not at import.
@@ -103,6 +104,7 @@ def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[st
             "_sites": [],
             "_bins": 0,
             "_note": "",
+            "_noun": "mode",
             **dict.fromkeys(("_stats", "_hists", "_ranges", "_shifts"), b""),
         }
     else:
@@ -114,13 +116,18 @@ def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[st
                     "site": s.site,
                     "label": s.label,
                     "type": s.var_type,
-                    "shapes": [None if shape is None else [int(n) for n in shape] for shape in s.shapes],
+                    # A shape, None where not reached, or why the shape is not known.
+                    "shapes": [
+                        shape if shape is None or isinstance(shape, str) else [int(n) for n in shape]
+                        for shape in s.shapes
+                    ],
                     "same": s.same,
                 }
                 for s in comparison.sites
             ],
             "_bins": comparison.bins,
             "_note": comparison.note,
+            "_noun": comparison.noun,
             **_buffers(comparison),
         }
     return {prefix + name: value for name, value in state.items()}

@@ -54,6 +54,7 @@ _PARTS: dict[str, tuple[str, ...]] = {
         "live_heat.js",
         "live_lines.js",
         "live_run_bands.js",
+        "live_export.js",
         "live_cards.js",
         "live_key.js",
         "live_scalars.js",

@@ -169,13 +169,24 @@ def overlay_png(runs: list[tuple[str, Stream]]) -> bytes:
     figure.subplots_adjust(
         left=0.07, right=0.98, bottom=0.35 / height, top=1 - 0.85 / height, hspace=0.55, wspace=0.3
     )
+    from matplotlib.collections import LineCollection
+
     colours = _schema.MODE_COLOURS
     for k, (title, lines) in enumerate(panels):
         ax = figure.add_subplot(rows, columns, k + 1)
+        # One collection of every run's line: a hundred plot() calls took most of the picture's time.
+        drawn = [(run, steps, values) for run, steps, values in lines if len(steps) > 1]
+        ax.add_collection(
+            LineCollection(
+                [np.column_stack([steps, values]) for _, steps, values in drawn],
+                colors=[colours[run % len(colours)] for run, _, _ in drawn],
+                linewidths=0.8,
+            )
+        )
         for run, steps, values in lines:
-            # A run of one recorded step is a point: a line of one point is not drawn.
-            marker = "o" if len(steps) == 1 else None
-            ax.plot(steps, values, color=colours[run % len(colours)], lw=0.8, marker=marker, ms=3)
+            if len(steps) == 1:  # a run of one recorded step is a point
+                ax.plot(steps, values, color=colours[run % len(colours)], marker="o", ms=3)
+        ax.autoscale_view()
         _readable_y(ax, np.concatenate([values for _, _, values in lines]))
         ax.set_title(title, fontsize=8)
         ax.tick_params(labelsize=6)

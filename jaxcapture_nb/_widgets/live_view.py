@@ -94,6 +94,7 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
         self.stream = self.runs[0][1]
         self.total = total
         self._created = time.perf_counter()
+        self._handles: list[Any] = []  # displays to send again, see keep_saved_output_fresh
         self._sent: dict[Any, int] = {}  # rows of each series already sent
         self._sent_versions: list[int] = [-1] * len(self.runs)
         # Where each series sits in _sites / _scalars: a live run may add a
@@ -169,9 +170,9 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
     def _progress_now(self, final: bool) -> dict[str, Any]:
         runs = [self._run_progress(run, stream, final) for run, (_, stream) in enumerate(self.runs)]
         seen = max(p["seen"] for p in runs)
-        elapsed = time.perf_counter() - self.stream.started
-        rate = seen / elapsed if elapsed > 0 and seen else 0.0
-        eta = (self.total - seen) / rate if self.total and rate and seen < self.total else None
+        pace = self.stream.pace
+        pace.note(runs[0]["seen"], time.perf_counter())
+        rate, eta = pace.rate, pace.eta(self.total)
         first = min(
             ((p["nonfinite"]["step"], run) for run, p in enumerate(runs) if p["nonfinite"]), default=None
         )
@@ -195,7 +196,7 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
         """One run's steps seen and recorded, whether it has ended, and its first NaN/Inf."""
         found = stream.first_nonfinite
         return {
-            "seen": max(stream.steps_seen, *(s.calls for s in stream.scalars.values()), 0),
+            "seen": stream.steps_seen,
             "recorded": max((s.size for s in stream.series.values()), default=0),
             "done": final or stream.ended,
             "nonfinite": None if found is None else {"site": found[0], "step": found[1], "run": run},
@@ -216,6 +217,31 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
             (key for key, s in getattr(stream, field).items() if s is stream.first_nonfinite_series), None
         )
         return order.get((first[1], key)) if key is not None else None
+
+    def keep_saved_output_fresh(self) -> None:
+        """From now on, displays the view under a display id that :meth:`refresh_saved_output` sends again.
+
+        A view showing a run that is still training is displayed before the
+        run has rows; a notebook file would keep that first, empty picture.
+        IPython's ``display`` calls ``_ipython_display_`` where an object has
+        one: set on this view only, it leaves every other view's display as
+        IPython makes it.
+        """
+        self._ipython_display_ = self._display_with_id
+
+    def _display_with_id(self) -> None:
+        from IPython.display import display
+
+        data, metadata = self._repr_mimebundle_() or ({"text/plain": self._text()}, {})
+        self._handles.append(display(data, metadata=metadata, raw=True, display_id=True))
+
+    def refresh_saved_output(self) -> None:
+        """Sends each display of the view again, carrying the picture of now for the notebook file to keep."""
+        if not self._handles:
+            return
+        data, metadata = self._repr_mimebundle_() or ({"text/plain": self._text()}, {})
+        for handle in self._handles:
+            handle.update(data, metadata=metadata, raw=True)
 
     def __repr__(self) -> str:
         return self._text()

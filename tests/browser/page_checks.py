@@ -116,3 +116,27 @@ def low_contrast_text(page, selector: str) -> list[str]:
     result = page.eval_on_selector(selector, _CONTRAST_JS)
     assert result["checked"] > 0, f"no visible text in {selector}"
     return result["failures"]
+
+
+# C0/C1 controls, line separators and bidi controls, as the views escape them (js/names.js).
+_RAW_CONTROLS_JS = r"""
+(root) => {
+  const raw = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+  const found = [];
+  for (const el of [root, ...root.querySelectorAll('*')]) {
+    for (const n of el.childNodes) if (n.nodeType === 3 && raw.test(n.textContent)) found.push(n.textContent);
+    for (const a of el.attributes) if (raw.test(a.value)) found.push(`${a.name}=${a.value}`);
+  }
+  return found;
+}
+"""
+
+
+def no_raw_controls(locator) -> bool:
+    """Whether no text or attribute in the element holds a raw control character.
+
+    A newline or tab is left alone: text laid out by the view may hold them.
+    """
+    found = locator.evaluate(_RAW_CONTROLS_JS)
+    assert not found, found
+    return True

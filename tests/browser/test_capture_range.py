@@ -242,7 +242,13 @@ def test_small_multiples_draw_one_heatmap_per_head(page):
     page.wait_for_selector(facets, timeout=60_000)
     page.wait_for_selector(f"{MAIN}[data-heatmap=ready]", timeout=60_000)
     labels = page.eval_on_selector_all(f"{MAIN} .jcnb-facet-label", "ls => ls.map(l => l.textContent)")
-    assert labels == [f"axis 1 = {k}" for k in range(8)]
+    # Each names its slice as an index, between the first and last row and column.
+    assert labels == [f"[0, {k}, :, :]" for k in range(8)]
+    ticks = page.eval_on_selector(
+        f"{MAIN} .jcnb-facet",
+        "f => [...f.querySelectorAll('.jcnb-facet-rows span, .jcnb-facet-cols span')].map(s => s.textContent)",
+    )
+    assert ticks == ["0", "23", "0", "23"], ticks  # 24 query by 24 key positions
     assert page.get_attribute(facets, "data-left-out") == "0"
     assert not page.is_visible(f"{MAIN} canvas.jcnb-heat")
     for k in range(8):

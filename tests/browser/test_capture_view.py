@@ -419,6 +419,16 @@ def test_at_900_px_the_table_scrolls_sideways_and_cut_cells_have_titles(net):
         )
         assert cut, "nothing is cut at 900 px: the test checks nothing"
         assert all(title and text.split(" = ")[0] in title for text, title in cut), cut
+        # A shape keeps every axis: the table scrolls rather than cut it.
+        shapes_cut = page.eval_on_selector(
+            ".jcnb-scroller",
+            """s => {
+                const k = [...s.querySelectorAll('.jcnb-head [data-key]')].findIndex(c => c.dataset.key === 'shape');
+                return [...s.querySelectorAll('.jcnb-body-row')].map(r => r.children[k])
+                    .filter(c => c.scrollWidth > c.clientWidth).map(c => c.textContent);
+            }""",
+        )
+        assert not shapes_cut, shapes_cut
         # The histogram narrows to the output: its -Inf bar is in view.
         select(page, "masked_logits")
         fits = page.eval_on_selector(
@@ -553,6 +563,27 @@ def test_numbers_fit_their_columns_and_give_their_full_value_on_hover(transforme
         if width == 1400:
             _, text, _, cut = stat("queries", "shape")
             assert (text, cut) == ("(8,24,4,6)", False)
+            # A path is cut only where the name column has no room to spare.
+            names = [cells[1][1] for cells in rows.values()]
+            column, widest = page.eval_on_selector(
+                ".jcnb-body-row",
+                """(row, texts) => {
+                    const cell = row.children[1];
+                    const probe = cell.cloneNode();
+                    probe.style.cssText = 'position:absolute;visibility:hidden;width:auto;max-width:none';
+                    row.append(probe);
+                    let widest = 0;
+                    for (const text of texts) {
+                        probe.textContent = text;
+                        widest = Math.max(widest, probe.getBoundingClientRect().width);
+                    }
+                    probe.remove();
+                    return [cell.getBoundingClientRect().width, widest];
+                }""",
+                names,
+            )
+            if any(cells[0][3] for cells in rows.values()):
+                assert column - widest < 8, (column, widest)
 
         for theme in (LIGHT, DARK):
             set_theme(page, theme)
@@ -760,8 +791,23 @@ cap.show()
 """
 
 
+# A value and its gradient share a name: the rows differ by their type alone.
+GRADS = """
+from jaxcapture_nb import capture_grads
+
+class Scaled(nnx.Module):
+    def __init__(self):
+        self.scale = nnx.Param(jnp.ones(4))
+
+    def __call__(self, x):
+        return jnp.sum(3.0 * self.perturb("conv2_out", self.scale * x))
+
+capture_grads(lambda m, x: m(x), Scaled(), jnp.ones(4)).show()
+"""
+
+
 def test_a_statistic_added_in_python_is_a_column_with_its_label_and_value(open_notebook):
-    page = open_notebook("capture_absmax.ipynb", [ABSMAX])
+    page = open_notebook("capture_absmax.ipynb", [ABSMAX, GRADS])
     page.wait_for_selector(
         ".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000
     ).scroll_into_view_if_needed()
@@ -774,3 +820,19 @@ def test_a_statistic_added_in_python_is_a_column_with_its_label_and_value(open_n
     assert "6" in cells  # max(|-6|, |3|), written as the text table writes it
     page.click(".jcnb-head span[data-key=absmax]")  # and it sorts
     assert page.get_attribute(".jcnb-root", "data-visible-rows") == "1"
+
+    # A table of values and gradients has a type column telling the two rows apart.
+    grads = page.locator(".jcnb-root").nth(1)
+    grads.locator(".jcnb-body-row").first.wait_for()
+    head = grads.locator(".jcnb-head span[data-key]").evaluate_all("cs => cs.map(c => c.dataset.key)")
+    assert head[:5] == ["path", "name", "call", "type", "shape"]
+    rows = grads.locator(".jcnb-body-row").evaluate_all(
+        "rs => rs.map(r => [r.children[1].textContent, r.children[3].textContent])"
+    )
+    assert sorted(rows) == [["conv2_out", "Gradient"], ["conv2_out", "Perturbation"]], rows
+    grads.scroll_into_view_if_needed()
+    screenshot(page, "capture_grads_types")
+    # One type only: no type column.
+    assert "type" not in page.locator(".jcnb-root").first.locator(".jcnb-head span[data-key]").evaluate_all(
+        "cs => cs.map(c => c.dataset.key)"
+    )

@@ -1,6 +1,9 @@
 """Saved runs opened again in a LiveView, overlaid, and compared, in a real JupyterLab and Chromium."""
 
-from page_checks import DARK, LIGHT, blank_canvas, screenshot, set_theme
+import json
+import pathlib
+
+from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, no_raw_controls, screenshot, set_theme
 
 RUNS = """
 import pathlib, tempfile
@@ -50,7 +53,8 @@ slow
 
 COMPARE = 'compare_runs({"lr 0.01": slow, "lr 0.2": fast})'
 OVERLAY = 'overlay_runs({"lr 0.01": logs / "lr-0.01", "lr 0.2": logs / "lr-0.2"})'
-LIVE_OVERLAY = 'train(0.05, overlay={"lr 0.01": logs / "lr-0.01"})'
+# The saved run's name holds a right-to-left override: the view writes it as an escape.
+LIVE_OVERLAY = 'train(0.05, overlay={"lr 0.01\\u202e(saved)": logs / "lr-0.01"})'
 
 
 def test_a_saved_run_opens_in_a_live_view_and_two_runs_compare(open_notebook):
@@ -78,6 +82,14 @@ def test_a_saved_run_opens_in_a_live_view_and_two_runs_compare(open_notebook):
     assert [text.strip() for text in legend] == ["lr 0.01", "lr 0.2"], legend
     shifts = page.eval_on_selector_all(".jcnb-cmp-body", "rs => rs.map(r => Number(r.dataset.shift))")
     assert len(shifts) == 2 and shifts == sorted(shifts, reverse=True) and shifts[0] > 0
+    # It speaks of runs, names its step, and says a log keeps no shapes.
+    assert "first run's histogram" in compare.query_selector(".jcnb-cmp-note").text_content()
+    assert compare.query_selector(".jcnb-cmp-call-note").text_content() == "compared at step 29"
+    compare.query_selector(".jcnb-cmp-body").click()
+    shapes = page.eval_on_selector_all(
+        ".jcnb-cmp-stats tr:nth-child(2) td", "tds => tds.map(t => t.textContent)"
+    )
+    assert shapes == ["shape", "not kept in the log", "not kept in the log"], shapes
     screenshot(page, "compared_runs")
 
 
@@ -129,8 +141,39 @@ def test_two_saved_runs_overlay_in_one_view_with_a_legend_and_one_step_slider(op
     assert legend.nth(1).get_attribute("aria-pressed") == "false"
     assert cards.first.locator(".jcnb-live-panel:not([hidden])").count() == 1
     assert scalar.get_attribute("data-lines") == "1"
+    # With every run hidden, a finished run's card says so, not that it waits for rows.
+    legend.nth(0).click()
+    hint = cards.first.locator(".jcnb-live-card-hint")
+    assert hint.is_visible() and hint.text_content().startswith("every run that recorded this site is hidden")
+    latest = view.locator(".jcnb-live-scalar .jcnb-live-latest").text_content()
+    assert latest == "every run with values is hidden: show one in the legend"
+    legend.nth(0).click()
     legend.nth(1).click()
+    assert scalar.get_attribute("data-lines") == "2" and not hint.is_visible()
+
+    # The run filter, a regular expression over the runs' names, shows the runs it matches.
+    run_filter = view.locator(".jcnb-live-run-filter")
+    run_filter.fill(r"0\.2$")
+    assert scalar.get_attribute("data-lines") == "1"
+    assert legend.nth(0).get_attribute("aria-pressed") == "false"
+    assert "the run filter leaves it out" in legend.nth(0).get_attribute("title")
+    assert cards.first.locator(".jcnb-live-panel:not([hidden])").count() == 1
+    run_filter.fill("")
     assert scalar.get_attribute("data-lines") == "2"
+
+    # A card's numbers download as CSV and JSON, a row per run and step.
+    with page.expect_download() as download:
+        view.locator(".jcnb-live-scalar .jcnb-live-export-button[data-format=csv]").click()
+    assert download.value.suggested_filename == "loss.csv"
+    lines = pathlib.Path(download.value.path()).read_text().splitlines()
+    assert lines[0] == "run,step,value" and len(lines) == 1 + 2 * 30
+    assert lines[1].startswith("lr 0.01,0,") and lines[-1].startswith("lr 0.2,29,")
+    with page.expect_download() as download:
+        cards.first.locator(".jcnb-live-export-button[data-format=json]").click()
+    saved = json.loads(pathlib.Path(download.value.path()).read_text())
+    assert saved["name"] == "hidden" and saved["kind"] == "Intermediate" and len(saved["rows"]) == 2 * 30
+    assert {"run", "step", "mean", "std", "p50"} <= set(saved["rows"][0])
+    assert cards.first.get_attribute("class").split().count("jcnb-selected") == 0  # a download selects nothing
 
     # The bands view overlays the runs' percentile bands on one chart.
     view.locator(".jcnb-live-view-button[data-view=bands]").click()
@@ -154,10 +197,14 @@ def test_two_saved_runs_overlay_in_one_view_with_a_legend_and_one_step_slider(op
     names = view.locator(".jcnb-live-run-numbers .jcnb-live-run-name").all_text_contents()
     assert names == ["lr 0.01 (step 1) ", "lr 0.2 (step 1) "]
     screenshot(page, "overlay_detail")
+    # Run names are text in the text colour beside a swatch: readable in both themes.
+    overlay = ".jcnb-live:has(.jcnb-live-legend:not([hidden]))"
+    assert not low_contrast_text(page, overlay)
     set_theme(page, DARK)
     try:
         view.scroll_into_view_if_needed()
         screenshot(page, "overlay_dark")
+        assert not low_contrast_text(page, overlay)
     finally:
         set_theme(page, LIGHT)
 
@@ -169,3 +216,6 @@ def test_two_saved_runs_overlay_in_one_view_with_a_legend_and_one_step_slider(op
         ".jcnb-live-panel:not([hidden]) canvas.jcnb-live-over"
     )
     assert [live_panels.nth(j).get_attribute("data-drawn") for j in range(2)] == ["30", "30"]
+    assert live.locator(".jcnb-live-run").all_text_contents()[0] == "lr 0.01\\u202e(saved)"
+    assert live.locator(".jcnb-live-run").first.get_attribute("title") == "hide run lr 0.01\\u202e(saved)"
+    assert no_raw_controls(live)

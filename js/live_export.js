@@ -1,0 +1,102 @@
+// A card's numbers as a file, as TensorBoard offers a chart's data: the rows
+// the browser holds for a site (its statistics per step) or a scalar (its
+// value per step), for every run the legend shows, as CSV or JSON.
+
+/**
+ * @typedef {{columns: string[], rows: (string | number)[][]}} Table
+ * one row per run and recorded step: the run's name (empty for a view of
+ * one run), the step, then the values
+ */
+
+/**
+ * A site's statistics per run and step, named by their keys.
+ * @param {{s: Series, name: string}[]} members the shown runs' rows @param {StatColumns} stats
+ * @returns {Table}
+ */
+function siteTable(members, stats) {
+  const keys = Object.keys(stats.col);
+  const rows = members.flatMap((m) => m.s.steps.map((step, k) => [m.name, step, ...keys.map((key) => m.s.stats[k][stats.col[key]])]));
+  return { columns: ["run", "step", ...keys], rows };
+}
+
+/**
+ * A scalar's value per run and step.
+ * @param {{s: Series, name: string}[]} members the shown runs' rows
+ * @returns {Table}
+ */
+function scalarTable(members) {
+  const rows = members.flatMap((m) => m.s.steps.map((step, k) => [m.name, step, m.s.stats[k][0]]));
+  return { columns: ["run", "step", "value"], rows };
+}
+
+/** A CSV field: quoted when it holds a comma, quote or line break. @param {string | number} value */
+function csvField(value) {
+  const text = typeof value === "number" ? numberField(value) : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** A number as text that reads back to the same float32: NaN and the infinities spelled as pandas reads them. @param {number} x */
+function numberField(x) {
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  return String(x);
+}
+
+/** The table as CSV, a header line first. @param {Table} table */
+function csvText(table) {
+  return [table.columns, ...table.rows].map((row) => row.map(csvField).join(",")).join("\n") + "\n";
+}
+
+/**
+ * The table as JSON: the card's name and kind, then a list of records. NaN
+ * and the infinities, which JSON lacks, are written as the strings "nan",
+ * "inf" and "-inf".
+ * @param {Table} table @param {string} name @param {string} kind
+ */
+function jsonText(table, name, kind) {
+  const value = (/** @type {string | number} */ x) => (typeof x === "number" && !Number.isFinite(x) ? numberField(x) : x);
+  const records = table.rows.map((row) => Object.fromEntries(row.map((x, i) => [table.columns[i], value(x)])));
+  return JSON.stringify({ name, kind, rows: records }, null, 1);
+}
+
+/** A file name from a card's name: letters, digits, dots, dashes and underscores. @param {string} name @param {string} ext */
+function fileName(name, ext) {
+  return `${name.replace(/[^\w.-]+/g, "_").replace(/^_+|_+$/g, "") || "data"}.${ext}`;
+}
+
+/** Hands `text` to the browser as a download named `name`. @param {string} name @param {string} text @param {string} type */
+function download(name, text, type) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const link = /** @type {HTMLAnchorElement} */ (h("a"));
+  link.href = url;
+  link.download = name;
+  link.hidden = true;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has its own reference to the blob once it has started.
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
+/** The CSV and JSON buttons of a card's head. */
+function exportButtons() {
+  const box = h("span", "jcnb-live-export");
+  for (const format of ["CSV", "JSON"]) {
+    const button = h("button", "jcnb-live-export-button", format);
+    button.dataset.format = format.toLowerCase();
+    button.title = `download this card's numbers as ${format}`;
+    box.append(button);
+  }
+  return box;
+}
+
+/**
+ * Downloads a card's table in the format of the button pressed.
+ * @param {HTMLElement} button @param {Table} table @param {string} name @param {string} kind
+ */
+function exportTable(button, table, name, kind) {
+  if (button.dataset.format === "csv") download(fileName(name, "csv"), csvText(table), "text/csv");
+  else download(fileName(name, "json"), jsonText(table, name, kind), "application/json");
+}
+
+export { siteTable, scalarTable, csvText, jsonText, exportButtons, exportTable };
