@@ -73,7 +73,7 @@ function newCard(i, hover) {
   const card = h("div", "jcnb-live-card");
   card.dataset.site = String(i);
   const top = h("div", "jcnb-live-card-head");
-  top.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-kind"), exportButtons());
+  top.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-kind"), cardTools());
   const traces = h("div", "jcnb-live-traces");
   for (const name of TRACES) {
     const trace = h("div", "jcnb-live-trace");
@@ -149,11 +149,15 @@ function drawCards(ui, state, stats, meta, groups, runs, found, readOuts) {
     const card = cards[g];
     card.hidden = !matches(group.label);
     card.classList.toggle("jcnb-selected", g === state.selected);
+    showExpanded(card, state.expanded.has(`site ${g}`));
     const title = setName(/** @type {HTMLElement} */ (card.querySelector(".jcnb-live-title")), group.label);
     title.title = title.textContent || "";
     card.querySelector(".jcnb-live-kind").textContent = group.kind;
     if (card.hidden) return;
-    const members = shownMembers(group, meta, state.rows.sites, runs).filter((m) => m.s.steps.length);
+    // Zoomed, the histograms over steps show the steps of the zoom only.
+    const members = shownMembers(group, meta, state.rows.sites, runs)
+      .map((m) => ({ ...m, s: windowed(m.s, state.stepRange) }))
+      .filter((m) => m.s.steps.length);
     const empty = !members.length;
     const panels = /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-panels"));
     panels.hidden = empty;
@@ -199,17 +203,20 @@ function drawPanels(card, ui, state, stats, members, runs, at, readOuts) {
   const log = ui.countLog.checked;
   const bands = runs.several && state.view === "bands";
   const panels = panelsOf(card, bands ? 1 : members.length, ui.hover);
+  const grow = card.classList.contains("jcnb-expanded") ? 2 : 1; // an expanded card's charts are twice as tall
   const marksOf = (/** @type {Member} */ m) => {
     const flagged = found && found.site === m.index;
     const shownRow = shown == null ? -1 : nearestIndex(m.s.steps, shown);
-    return { marked: flagged ? found.step : null, shown, markedRow: flagged ? found.row : -1, shownRow };
+    // found.row counts the site's rows; a zoom shows some of them.
+    const markedRow = !flagged ? -1 : state.stepRange ? m.s.steps.indexOf(found.step) : found.row;
+    return { marked: flagged ? found.step : null, shown, markedRow, shownRow };
   };
   if (bands) {
     const { canvas, label } = panels[0];
     label.hidden = true;
     const marked = members.map(marksOf).find((mk) => mk.marked != null)?.marked ?? null;
-    const frame = { w: width, h: OVER_H, stepAxis: axis, layers: state.layers, several: true };
-    const drawn = drawRunBands(sized(canvas, width, OVER_H), members, stats, theme, { marked, shown }, frame);
+    const frame = { w: width, h: OVER_H * grow, stepAxis: axis, layers: state.layers, several: true };
+    const drawn = drawRunBands(sized(canvas, width, frame.h), members, stats, theme, { marked, shown }, frame);
     return finishCanvas(canvas, drawn, axis.length, "bands", readOuts);
   }
   const drawView = HISTOGRAM_VIEWS[state.view] || HISTOGRAM_VIEWS.heat;
@@ -219,7 +226,7 @@ function drawPanels(card, ui, state, stats, members, runs, at, readOuts) {
     setName(label, m.name);
     label.style.setProperty("--jcnb-run", m.colour);
     canvas.dataset.run = String(m.run);
-    const height = runs.several ? PANEL_H : OVER_H;
+    const height = (runs.several ? PANEL_H : OVER_H) * grow;
     // Several runs: each run's histograms in its colour, and of the bands
     // only their lines, in the text colours: no run's colour reads as
     // another's band.
@@ -234,6 +241,8 @@ function drawPanels(card, ui, state, stats, members, runs, at, readOuts) {
 function finishCanvas(/** @type {HTMLCanvasElement} */ canvas, /** @type {Drawn} */ drawn, /** @type {number} */ rows, /** @type {string} */ view, /** @type {Map<HTMLCanvasElement, ReadOut>} */ readOuts) {
   canvas.dataset.drawn = String(rows);
   canvas.dataset.view = view;
+  if (drawn.stepAt) STEP_AT.set(canvas, drawn.stepAt);
+  else STEP_AT.delete(canvas);
   canvas.dataset.xTicks = drawn.xTicks;
   canvas.dataset.yTicks = drawn.yTicks;
   canvas.dataset.unfinite = String(drawn.unfinite ?? 0);

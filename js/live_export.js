@@ -78,6 +78,27 @@ function download(name, text, type) {
   setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
+/**
+ * The tools at the right of a card's head: a button that widens the card to
+ * the whole row and doubles its height (TensorBoard's expanded card), and
+ * the CSV and JSON downloads.
+ */
+function cardTools() {
+  const tools = h("span", "jcnb-live-card-tools");
+  const expand = h("button", "jcnb-live-expand", "\u2922");
+  expand.setAttribute("aria-pressed", "false");
+  tools.append(expand, exportButtons());
+  return tools;
+}
+
+/** Marks a card expanded or not, and says what its button does. @param {HTMLElement} card @param {boolean} expanded */
+function showExpanded(card, expanded) {
+  card.classList.toggle("jcnb-expanded", expanded);
+  const button = /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-expand"));
+  button.setAttribute("aria-pressed", String(expanded));
+  button.title = expanded ? "back to the card's own size" : "widen this card to the whole row";
+}
+
 /** The CSV and JSON buttons of a card's head. */
 function exportButtons() {
   const box = h("span", "jcnb-live-export");
@@ -99,4 +120,4 @@ function exportTable(button, table, name, kind) {
   else download(fileName(name, "json"), jsonText(table, name, kind), "application/json");
 }
 
-export { siteTable, scalarTable, csvText, jsonText, exportButtons, exportTable };
+export { siteTable, scalarTable, csvText, jsonText, cardTools, showExpanded, exportTable };

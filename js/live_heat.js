@@ -54,6 +54,7 @@ function drawHeat(ctx, s, stats, theme, marks, log, frame) {
     xTicks: tickList(xTicks),
     yTicks: tickList(yTicks),
     unfinite: unfinite.size,
+    stepAt: (px) => x.invert(px),
     readOut: (px, py) => {
       if (px < box.x || px > box.x + box.w || py < box.y || py > box.y + box.h) return null;
       if (!n) return null;

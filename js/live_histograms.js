@@ -18,8 +18,8 @@ const MAX_LINES = 40;
  * the first NaN/Inf's step and row, and the step and row the detail shows (null, -1: none)
  */
 /**
- * @typedef {{xTicks: string, yTicks: string, unfinite?: number, readOut: (x: number, y: number) => string | null}} Drawn
- * the ticks drawn, how many steps of only NaN/Inf were marked, and what the pointer reads
+ * @typedef {{xTicks: string, yTicks: string, unfinite?: number, readOut: (x: number, y: number) => string | null, stepAt?: (px: number) => number}} Drawn
+ * the ticks drawn, how many steps of only NaN/Inf were marked, what the pointer reads, and (a chart over steps) the step at an x
  */
 /**
  * @typedef {{w: number, h: number, stepAxis: number[], layers: Layers, several: boolean}} Frame the canvas's size;
@@ -37,6 +37,13 @@ function columnScale(steps, r0, r1) {
   const gap = n > 1 ? (steps[n - 1] - steps[0]) / (n - 1) : 1;
   return linearScale(steps[0] - gap / 2, steps[n - 1] + gap / 2, r0, r1);
 }
+
+/**
+ * The step under each x of the charts drawn over steps (the heat and bands
+ * views, the scalars): where a drag on the chart zooms the step axis to.
+ * @type {WeakMap<HTMLCanvasElement, (px: number) => number>}
+ */
+const STEP_AT = new WeakMap();
 
 /** A scale over steps for line charts: the first step to the last. @param {number[]} steps @param {number} r0 @param {number} r1 */
 function lineStepScale(steps, r0, r1) {
@@ -189,4 +196,4 @@ function histogramPath(s, stats, k, x, height, base) {
   return path;
 }
 
-export { CARD_W, OVER_H, columnScale, lineStepScale, lineRows, countTicks, tickList, valueRange, drawable, binRange, binAt, binText, percentileText, stepLine, nonfiniteText, markNonfinite, histogramPath };
+export { CARD_W, OVER_H, STEP_AT, columnScale, lineStepScale, lineRows, countTicks, tickList, valueRange, drawable, binRange, binAt, binText, percentileText, stepLine, nonfiniteText, markNonfinite, histogramPath };

@@ -16,7 +16,11 @@ function liveLayout(readOuts) {
   const flag = h("button", "jcnb-live-flag");
   flag.hidden = true;
   const filter = siteFilter("jcnb-live-filter");
-  head.append(progress, flag, filter);
+  // Shown while the charts over steps are zoomed (a drag across one); it
+  // and a double click on a chart zoom back out.
+  const zoomReset = h("button", "jcnb-live-zoom-reset");
+  zoomReset.hidden = true;
+  head.append(progress, flag, zoomReset, filter);
   const waiting = h("div", "jcnb-hint jcnb-live-waiting");
   waiting.hidden = true;
   // The runs of a view of several, each a button that shows or hides it.
@@ -129,7 +133,7 @@ function liveLayout(readOuts) {
   hoverReadOut(stepCanvas, tooltip, (x, y) => readOuts.get(stepCanvas)?.(x, y) ?? null);
 
   return {
-    root, tooltip, hover, progress, flag, filter, waiting, legend, legendRow, runFilter,
+    root, tooltip, hover, progress, flag, zoomReset, filter, waiting, legend, legendRow, runFilter,
     scalarSection, smoothing, smoothingText, scalarLog, outliers, scalarsBox,
     gridSection, viewSwitch, countLog, layerBox, keyItems, grid,
     detail, detailTitle, range, stepInput, stepNote, detailBody, stepCanvas, numbers,
@@ -203,6 +207,10 @@ function drawProgress(ui, state, progress, meta, scalars, runs, found) {
   } else {
     ui.progress.textContent = runs.several ? runsProgress(p, runs) : oneRunProgress(p);
   }
+  const range = state.stepRange;
+  ui.zoomReset.hidden = !range;
+  ui.zoomReset.textContent = range ? `steps ${Math.ceil(range[0])}–${Math.floor(range[1])} \u00d7` : "";
+  ui.zoomReset.title = "zoomed: show every step (or double-click a chart)";
   flag.hidden = !found;
   if (found) {
     const last = found.lastFinite == null ? "" : ` · last finite step ${found.lastFinite}`;

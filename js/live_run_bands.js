@@ -35,6 +35,7 @@ function drawRunBands(ctx, members, stats, theme, marks, frame) {
   return {
     xTicks: tickList(xTicks),
     yTicks: tickList(yTicks),
+    stepAt: (px) => x.invert(px),
     readOut: (px, py) => {
       if (px < box.x || px > box.x + box.w || py < box.y || py > box.y + box.h) return null;
       const step = x.invert(px);

@@ -30,21 +30,25 @@ function smoothedValues(values, weight) {
  * ones solid, on a linear or log value axis.
  * @param {HTMLCanvasElement} canvas @param {{s: Series, colour: string, name: string}[]} members
  * @param {ReturnType<typeof themeOf>} theme @param {number} weight the smoothing
- * @param {{log: boolean, robust: boolean, marked: number | null, width: number}} look a log value axis; a value axis
- * that ignores outliers; the first NaN/Inf's step, if it is this scalar's; the chart's width
+ * @param {{log: boolean, robust: boolean, marked: number | null, width: number, height: number, range: [number, number] | null}} look a log value axis; a value axis
+ * that ignores outliers; the first NaN/Inf's step, if it is this scalar's; the chart's size; the steps it is zoomed to
  * @returns {{lines: {m: any, raw: number[], smooth: number[]}[], readOut: (x: number, y: number) => string | null}}
  */
 function drawScalar(canvas, members, theme, weight, look) {
-  const { log, width } = look;
-  const ctx = sized(canvas, width, SCALAR_H);
-  const box = plotBox(width, SCALAR_H, { left: 48 });
+  const { log, width, height } = look;
+  const ctx = sized(canvas, width, height);
+  const box = plotBox(width, height, { left: 48 });
   const lines = members.map((m) => {
     const raw = m.s.stats.map((r) => r[0]);
     return { m, raw, smooth: smoothedValues(raw, weight) };
   });
   const shown = (/** @type {number} */ v) => Number.isFinite(v) && (!log || v > 0);
-  const finite = lines.flatMap((l) => [...l.raw, ...l.smooth]).filter(shown);
-  const axis = unionSteps(members);
+  // Zoomed, the axes span the zoom's steps; the lines are smoothed over all
+  // of theirs, so a value reads the same zoomed or not.
+  const range = look.range;
+  const inRange = (/** @type {number} */ step) => !range || (step >= range[0] && step <= range[1]);
+  const finite = lines.flatMap((l) => [...l.raw, ...l.smooth].filter((v, i) => inRange(l.m.s.steps[i % l.raw.length]))).filter(shown);
+  const axis = unionSteps(members).filter(inRange);
   const x = lineStepScale(axis.length ? axis : [0], box.x, box.x + box.w);
   let [lo, hi] = look.robust ? robustRange(finite) : [Math.min(...finite), Math.max(...finite)];
   if (!finite.length) [lo, hi] = log ? [1, 10] : [0, 1];
@@ -96,6 +100,7 @@ function drawScalar(canvas, members, theme, weight, look) {
     });
     return `step ${step}\n${text.join("\n")}`;
   };
+  STEP_AT.set(canvas, (px) => x.invert(px));
   return { lines, readOut };
 }
 
@@ -172,19 +177,21 @@ function drawScalars(ui, state, entries, runs, found, readOuts) {
   while (scalarsBox.children.length < groups.length) {
     const card = h("div", "jcnb-live-scalar");
     const title = h("div", "jcnb-live-scalar-head");
-    title.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-latest"), exportButtons());
+    title.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-latest"), cardTools());
     card.append(title, ui.hover("jcnb-live-scalar-canvas"));
     scalarsBox.append(card);
   }
   const theme = themeOf(root);
   groups.forEach((group, i) => {
     const card = /** @type {HTMLElement} */ (scalarsBox.children[i]);
+    showExpanded(card, state.expanded.has(`scalar ${i}`));
     const members = shownMembers(group, entries, state.rows.scalars, runs);
     const canvas = /** @type {HTMLCanvasElement} */ (card.children[1]);
     const marked = found && group.members.includes(found.scalar) ? found.step : null;
     // The column's width; a card not laid out yet (off the page) has none.
     const width = Math.floor(/** @type {HTMLElement} */ (card.children[0]).clientWidth) || SCALAR_W;
-    const look = { log: scalarLog.checked, robust: ui.outliers.checked, marked, width };
+    const height = SCALAR_H * (state.expanded.has(`scalar ${i}`) ? 2 : 1);
+    const look = { log: scalarLog.checked, robust: ui.outliers.checked, marked, width, height, range: state.stepRange };
     const { lines, readOut } = drawScalar(canvas, members, theme, Number(smoothing.value), look);
     readOuts.set(canvas, readOut);
     setName(card.querySelector(".jcnb-live-title"), group.label);

@@ -48,6 +48,8 @@ function liveRows() {
  * @property {Layers} layers what the heat view draws
  * @property {Set<number>} hiddenRuns the runs the legend has turned off
  * @property {(name: string) => boolean} runMatches whether the run filter lets a run's name through
+ * @property {[number, number] | null} stepRange the steps the charts over steps are zoomed to; null shows all
+ * @property {Set<string>} expanded the cards widened to their whole row: "site 3", "scalar 0"
  */
 
 /**
@@ -58,7 +60,7 @@ function liveRows() {
  */
 function liveState(rows) {
   const layers = { heat: true, bands: true, median: true, extremes: false };
-  return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: new Set(), runMatches: () => true };
+  return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: new Set(), runMatches: () => true, stepRange: null, expanded: new Set() };
 }
 
 /**
@@ -123,6 +125,22 @@ function shownMembers(group, entries, rows, runs) {
       return { index, run, s: rows[index] || new Series(), colour: runs.colour(run), name: runs.names[run] ?? "" };
     })
     .filter((m) => runs.shown(m.run));
+}
+
+/**
+ * Series `s`'s rows at steps within `range`: all of them without one.
+ * @param {Series} s @param {[number, number] | null} range
+ */
+function windowed(s, range) {
+  if (!range) return s;
+  const out = new Series();
+  s.steps.forEach((step, k) => {
+    if (step < range[0] || step > range[1]) return;
+    out.steps.push(step);
+    out.stats.push(s.stats[k]);
+    if (s.hists[k]) out.hists.push(s.hists[k]);
+  });
+  return out;
 }
 
 /** Whether any run of the group, shown or hidden, has a row. @param {Group} group @param {Series[]} rows */
@@ -267,4 +285,4 @@ function nearestIndex(steps, step) {
   return best;
 }
 
-export { Series, liveRows, liveState, groupsOf, runsOf, shownMembers, recordedByAny, unionSteps, shownStep, statColumns, applyUpdate, hasRows, firstNonfinite, nearestIndex };
+export { Series, liveRows, liveState, groupsOf, runsOf, shownMembers, windowed, recordedByAny, unionSteps, shownStep, statColumns, applyUpdate, hasRows, firstNonfinite, nearestIndex };

@@ -125,7 +125,8 @@ function render(model, el, rows, take) {
   const resized = new ResizeObserver(catchUp);
   resized.observe(ui.root);
   const onGridClick = (/** @type {MouseEvent} */ event) => {
-    if (/** @type {HTMLElement} */ (event.target).closest(".jcnb-live-export")) return; // onExport's
+    if (/** @type {HTMLElement} */ (event.target).closest(".jcnb-live-card-tools")) return; // onCardTool's
+    if (dragged) return void (dragged = false); // the end of a zoom
     const card = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (event.target).closest(".jcnb-live-card"));
     if (!card) return;
     state.selected = Number(card.dataset.site) === state.selected ? -1 : Number(card.dataset.site);
@@ -207,14 +208,72 @@ function render(model, el, rows, take) {
     draw();
   };
 
-  /** A card's CSV or JSON button: the card's numbers for the runs shown, as a download. */
-  const onExport = (/** @type {MouseEvent} */ event) => {
-    const button = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (event.target).closest(".jcnb-live-export-button"));
+  // Drag across a chart over steps to zoom every such chart to those steps
+  // (TensorBoard's zoom); a double click, or the header's button, zooms out.
+  /** @type {{canvas: HTMLCanvasElement, from: number, to: number} | null} */
+  let drag = null;
+  let dragged = false;
+  const zoomBox = h("div", "jcnb-live-zoom-box");
+  zoomBox.hidden = true;
+  ui.root.append(zoomBox);
+  const clientX = (/** @type {HTMLCanvasElement} */ canvas, /** @type {PointerEvent} */ event) => event.clientX - canvas.getBoundingClientRect().left;
+  const onPointerDown = (/** @type {PointerEvent} */ event) => {
+    const canvas = /** @type {HTMLCanvasElement} */ (event.target);
+    if (event.button !== 0 || !(canvas instanceof HTMLCanvasElement) || !STEP_AT.has(canvas)) return;
+    const at = clientX(canvas, event);
+    drag = { canvas, from: at, to: at };
+    dragged = false;
+  };
+  const onPointerMove = (/** @type {PointerEvent} */ event) => {
+    if (!drag) return;
+    drag.to = clientX(drag.canvas, event);
+    if (Math.abs(drag.to - drag.from) < 4) return;
+    const box = drag.canvas.getBoundingClientRect();
+    const root = ui.root.getBoundingClientRect();
+    Object.assign(zoomBox.style, {
+      left: `${box.left - root.left + Math.min(drag.from, drag.to)}px`,
+      top: `${box.top - root.top}px`,
+      width: `${Math.abs(drag.to - drag.from)}px`,
+      height: `${box.height}px`,
+    });
+    zoomBox.hidden = false;
+  };
+  const onPointerUp = () => {
+    if (!drag) return;
+    const { canvas, from, to } = drag;
+    drag = null;
+    zoomBox.hidden = true;
+    if (Math.abs(to - from) < 4) return;
+    const stepAt = /** @type {(px: number) => number} */ (STEP_AT.get(canvas));
+    const [lo, hi] = [stepAt(Math.min(from, to)), stepAt(Math.max(from, to))];
+    dragged = true; // the click that ends the drag selects no card
+    state.stepRange = [lo, hi];
+    state.pinnedStep = null;
+    draw();
+  };
+  const zoomOut = () => {
+    if (!state.stepRange) return;
+    state.stepRange = null;
+    draw();
+  };
+  const onDoubleClick = (/** @type {MouseEvent} */ event) => {
+    if (event.target instanceof HTMLCanvasElement && STEP_AT.has(event.target)) zoomOut();
+  };
+  /** A card's expand button, or its CSV or JSON button: the card's numbers for the runs shown, as a download. */
+  const onCardTool = (/** @type {MouseEvent} */ event) => {
+    const button = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (event.target).closest(".jcnb-live-card-tools button"));
     if (!button) return;
     const card = /** @type {HTMLElement} */ (button.closest(".jcnb-live-card, .jcnb-live-scalar"));
     const isSite = card.classList.contains("jcnb-live-card");
     const trait = isSite ? "_sites" : "_scalars";
     const index = isSite ? Number(card.dataset.site) : [...ui.scalarsBox.children].indexOf(card);
+    if (button.classList.contains("jcnb-live-expand")) {
+      const key = `${isSite ? "site" : "scalar"} ${index}`;
+      if (!state.expanded.delete(key)) state.expanded.add(key);
+      draw();
+      card.scrollIntoView({ block: "nearest" });
+      return;
+    }
     const group = groupsOf(entries(trait))[index];
     if (!group) return;
     const members = shownMembers(group, entries(trait), isSite ? rows.sites : rows.scalars, runsNow());
@@ -227,7 +286,12 @@ function render(model, el, rows, take) {
   };
 
   ui.grid.addEventListener("click", onGridClick);
-  ui.root.addEventListener("click", onExport);
+  ui.root.addEventListener("click", onCardTool);
+  ui.root.addEventListener("pointerdown", onPointerDown);
+  window.addEventListener("pointermove", onPointerMove);
+  window.addEventListener("pointerup", onPointerUp);
+  ui.root.addEventListener("dblclick", onDoubleClick);
+  ui.zoomReset.addEventListener("click", zoomOut);
   ui.flag.addEventListener("click", onFlag);
   ui.filter.addEventListener("input", draw);
   ui.filter.addEventListener("keydown", onToolKey);
@@ -257,6 +321,8 @@ function render(model, el, rows, take) {
   return () => {
     stopTheme();
     resized.disconnect();
+    window.removeEventListener("pointermove", onPointerMove);
+    window.removeEventListener("pointerup", onPointerUp);
     ui.tooltip.node.remove();
     model.off("change:_update", receive);
     model.off("change:_progress", schedule);

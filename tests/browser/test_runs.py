@@ -173,7 +173,44 @@ def test_two_saved_runs_overlay_in_one_view_with_a_legend_and_one_step_slider(op
     saved = json.loads(pathlib.Path(download.value.path()).read_text())
     assert saved["name"] == "hidden" and saved["kind"] == "Intermediate" and len(saved["rows"]) == 2 * 30
     assert {"run", "step", "mean", "std", "p50"} <= set(saved["rows"][0])
-    assert cards.first.get_attribute("class").split().count("jcnb-selected") == 0  # a download selects nothing
+    # A download selects no card.
+    assert "jcnb-selected" not in cards.first.get_attribute("class").split()
+
+    # A drag across a chart over steps zooms every such chart to those steps; a double click zooms out.
+    x_ticks = scalar.get_attribute("data-x-ticks")
+    box = scalar.bounding_box()
+    middle = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * 0.4, middle)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.8, middle, steps=5)
+    page.mouse.up()
+    reset = view.locator(".jcnb-live-zoom-reset")
+    assert reset.is_visible() and reset.text_content().startswith("steps "), reset.text_content()
+    low, high = map(int, reset.text_content().split()[1].split("–"))
+    assert 0 < low < high < 29, (low, high)
+    assert scalar.get_attribute("data-x-ticks") != x_ticks
+    zoomed = [int(panels.nth(j).get_attribute("data-drawn")) for j in range(2)]
+    assert zoomed == [high - low + 1] * 2, (zoomed, low, high)
+    assert view.locator(".jcnb-live-card.jcnb-selected").count() == 0  # the drag selected no card
+    screenshot(page, "overlay_zoomed")
+    scalar.dblclick()
+    assert not reset.is_visible()
+    assert [panels.nth(j).get_attribute("data-drawn") for j in range(2)] == ["30", "30"]
+    assert scalar.get_attribute("data-x-ticks") == x_ticks
+
+    # A card expands to its whole row with charts twice as tall, and back.
+    grid = view.locator(".jcnb-live-grid").bounding_box()
+    before = cards.first.bounding_box()
+    heights = [panels.nth(j).bounding_box()["height"] for j in range(2)]
+    cards.first.locator(".jcnb-live-expand").click()
+    assert cards.first.locator(".jcnb-live-expand").get_attribute("aria-pressed") == "true"
+    wide = cards.first.bounding_box()
+    assert wide["width"] > 1.8 * before["width"] and wide["width"] > 0.95 * grid["width"], (wide, grid)
+    assert [panels.nth(j).bounding_box()["height"] for j in range(2)] == [2 * h for h in heights]
+    assert view.locator(".jcnb-live-card.jcnb-selected").count() == 0
+    screenshot(page, "overlay_expanded")
+    cards.first.locator(".jcnb-live-expand").click()
+    assert cards.first.bounding_box()["width"] == before["width"]
 
     # The bands view overlays the runs' percentile bands on one chart.
     view.locator(".jcnb-live-view-button[data-view=bands]").click()
