@@ -194,7 +194,7 @@ class StepPace:
         """Notes ``seen`` steps at time ``when``; the time moves on only as the count does."""
         if seen <= 0:
             return
-        if self.first is None:
+        if self.first is None or self.last is None:
             self.first = self.last = (seen, when)
         elif seen > self.last[0]:
             self.last = (seen, when)
@@ -202,12 +202,14 @@ class StepPace:
     @property
     def rate(self) -> float:
         """Steps a second since the first step; 0 before two have been seen."""
-        if self.first is None or self.last[1] <= self.first[1]:
+        first, last = self.first, self.last
+        if first is None or last is None or last[1] <= first[1]:
             return 0.0
-        return (self.last[0] - self.first[0]) / (self.last[1] - self.first[1])
+        return (last[0] - first[0]) / (last[1] - first[1])
 
     def eta(self, total: int | None) -> float | None:
         """Seconds until ``total`` steps at the current rate; None without a total or a rate."""
-        if not total or not self.rate or self.last[0] >= total:
+        last, rate = self.last, self.rate
+        if not total or not rate or last is None or last[0] >= total:
             return None
-        return (total - self.last[0]) / self.rate
+        return (total - last[0]) / rate

@@ -123,10 +123,11 @@ class HistogramValue(NamedTuple):
 
 
 class TagValues(NamedTuple):
-    """One tag's values in a file's order, with their steps: floats for scalars, else :class:`HistogramValue` s."""
+    """One tag's values in a file's order, with their steps and wall times: floats for scalars, else :class:`HistogramValue` s."""
 
     steps: list[int]
     values: list[Any]
+    walls: list[float]
 
 
 class Tags(NamedTuple):
@@ -191,9 +192,10 @@ def tags_of(events: Iterator[Any]) -> Tags:
                 continue
             entry = table.get(tag)
             if entry is None:
-                entry = table[tag] = TagValues([], [])
+                entry = table[tag] = TagValues([], [], [])
             entry.steps.append(step)
             entry.values.append(found)
+            entry.walls.append(wall_time)
     return Tags(histograms, scalars, (first, last) if first <= last else None)
 
 

@@ -98,7 +98,7 @@ def open_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
 def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_steps: int = 500) -> Stream:
     """The :class:`Stream` a saved run fills, as :func:`open_run` shows it (same arguments)."""
     require("tensorboard")
-    histograms, scalars, wall_times = _histograms_and_scalars(run_path(path))
+    histograms, scalars, scalar_walls, wall_times = _histograms_and_scalars(run_path(path))
     if bins is None:
         bins = next((b for b in map(_even_bins, histograms.values()) if b), DEFAULT_BINS)
     stream = Stream(bins=bins, include=None, every=1, keep_steps=keep_steps, grads=False)
@@ -108,7 +108,7 @@ def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
         _fill_site(stream, order, tag, events, stats)
     for tag, events in scalars.items():
         if tag not in site_stats:
-            _fill_scalar(stream, tag, events)
+            _fill_scalar(stream, tag, events, scalar_walls[tag])
     if wall_times:
         # The events' wall times span the first step to the last, as the
         # live view's pace does: the same rate, live or reopened.
@@ -216,8 +216,13 @@ def even_counts(
 
 def _histograms_and_scalars(
     run: pathlib.Path,
-) -> tuple[dict[str, dict[int, Any]], dict[str, dict[int, float]], tuple[float, float] | None]:
-    """A run's histograms and scalars by tag and step, from its event files, and the wall times they span.
+) -> tuple[
+    dict[str, dict[int, Any]],
+    dict[str, dict[int, float]],
+    dict[str, dict[int, float]],
+    tuple[float, float] | None,
+]:
+    """A run's histograms and scalars by tag and step, from its event files, the scalars' wall times, and the span of all.
 
     The files of a folder are read in name order, as TensorBoard reads them,
     as one run: several writers may share a run, and a run that was resumed
@@ -255,18 +260,19 @@ def _histograms_and_scalars(
     return (
         _by_step([tags.histograms for _, tags in kept]),
         _by_step([tags.scalars for _, tags in kept]),
+        _by_step([tags.scalars for _, tags in kept], "walls"),
         wall_times,
     )
 
 
-def _by_step(files: list[dict[str, TagValues]]) -> dict[str, dict[int, Any]]:
-    """Each tag's values by step, in step order, over ``files``; of repeated steps (a run written twice), the last."""
+def _by_step(files: list[dict[str, TagValues]], field: str = "values") -> dict[str, dict[int, Any]]:
+    """Each tag's values (or wall times) by step, in step order, over ``files``; of repeated steps (a run written twice), the last."""
     steps: dict[str, list[int]] = {}
     values: dict[str, list[Any]] = {}
     for tags in files:
         for tag, found in tags.items():
             steps.setdefault(tag, []).extend(found.steps)
-            values.setdefault(tag, []).extend(found.values)
+            values.setdefault(tag, []).extend(getattr(found, field))
     return {tag: dict(sorted(dict(zip(steps[tag], values[tag], strict=True)).items())) for tag in steps}
 
 
@@ -393,7 +399,7 @@ def _summaries(
     return Summary(stats=stats, counts=counts, shape=(), dtype="float32"), size
 
 
-def _fill_scalar(stream: Stream, tag: str, events: dict[int, Any]) -> None:
+def _fill_scalar(stream: Stream, tag: str, events: dict[int, Any], walls: dict[int, float]) -> None:
     """Records a scalar tag's events, as :func:`_fill_site` records a site's: the kept rows, the first NaN."""
     steps = list(events)
     nonfinite = [step for step, value in events.items() if not math.isfinite(value)]
@@ -402,7 +408,7 @@ def _fill_scalar(stream: Stream, tag: str, events: dict[int, Any]) -> None:
     with stream.lock:
         for k in kept_appends(len(steps), stream.keep_steps):
             step = steps[k]
-            if series.append_row(step, stream.scalar_row(events[step]), one):
+            if series.append_row(step, stream.scalar_row(events[step]), one, walls[step]):
                 stream.version += 1
             stream._recorded(series, step)
     if nonfinite:

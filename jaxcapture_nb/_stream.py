@@ -33,6 +33,7 @@ import numbers
 import operator
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -329,6 +330,9 @@ class SiteSeries:
             self.grid, self.member, self.stats, self.hists = block
         self._calls = 0
         self.last_step = -1  # the latest step a value arrived with
+        # A scalar's wall time at each row (seconds since the epoch, NaN if
+        # not known), for charts over time as TensorBoard draws them.
+        self.walls = np.full(capacity, math.nan) if kind == "scalar" and block is None else None
 
     @property
     def calls(self) -> int:
@@ -371,13 +375,16 @@ class SiteSeries:
         row = [stats.get(c, math.nan) for c in layout.columns[: layout.first_percentile]]
         return [*row, *hist_percentiles(hist, lo, hi, stats["min"], stats["max"], layout.percentiles)], hist
 
-    def append_row(self, step: int, stats: Any, hist: np.ndarray) -> bool:
-        """Adds one row of :attr:`columns` and its histogram; True when rows were thinned."""
+    def append_row(self, step: int, stats: Any, hist: np.ndarray, wall: float = math.nan) -> bool:
+        """Adds one row of :attr:`columns` and its histogram (and a scalar's wall time); True when rows were thinned."""
         if self.grid.members > 1:
             self._leave_block()
-        row, thinned = self.grid.advance(step, [self.stats, self.hists])
+        tables = [self.stats, self.hists] if self.walls is None else [self.stats, self.hists, self.walls]
+        row, thinned = self.grid.advance(step, tables)
         self.stats[row] = saturated(stats)
         self.hists[row] = hist
+        if self.walls is not None:
+            self.walls[row] = wall
         return thinned
 
     def _leave_block(self) -> None:
@@ -483,7 +490,7 @@ class Stream(BackendDrains):
         self.ended = False  # no more rows will come: its watch has ended, or it was read from a log
         self.lock = threading.RLock()
         self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
-        self._scalars_queued: list[tuple[str, int, Any]] = []  # (name, step, value)
+        self._scalars_queued: list[tuple[str, int, Any, float]] = []  # (name, step, value, wall time)
         self._selected: dict[Any, list[tuple[int, str]]] = {}  # update()'s leaves per tree structure
         # (series, or a table's sites, step, order, value)
         self._arrived: list[tuple[Any, int, int, Any]] = []
@@ -658,8 +665,9 @@ class Stream(BackendDrains):
         step = _step_number(step, "log")
         scalars = {name: _checked_scalar(name, value) for name, value in scalars.items()}
         values = [(name, replicated(value)) for name, value in scalars.items()]
+        wall = time.time()
         with self.lock:
-            self._scalars_queued.extend((name, step, value) for name, value in values)
+            self._scalars_queued.extend((name, step, value, wall) for name, value in values)
 
     def update(self, step: int, summaries: Any) -> None:
         """Records a pytree of :class:`Summary` (or arrays) made by the user's step.
@@ -723,8 +731,8 @@ class Stream(BackendDrains):
             queued = self._scalars_queued
             done = len(queued) if wait else _computed_prefix(queued, lambda item: (item[2],))
             queued, self._scalars_queued = queued[:done], queued[done:]
-        for name, step, value in queued:
-            self._scalar(name, step, float(to_host(value).astype(np.float64).mean()))
+        for name, step, value, wall in queued:
+            self._scalar(name, step, float(to_host(value).astype(np.float64).mean()), wall)
         self._record_arrived(wait)
 
     def scalar_series(self, name: str) -> SiteSeries:
@@ -741,11 +749,11 @@ class Stream(BackendDrains):
         row[self.layout.mean] = value
         return row
 
-    def _scalar(self, name: str, step: int, value: float) -> None:
+    def _scalar(self, name: str, step: int, value: float, wall: float = math.nan) -> None:
         row = self.scalar_row(value)
         with self.lock:
             series = self.scalar_series(name)
-            if series.append_row(step, row, np.ones(1, np.int32)):
+            if series.append_row(step, row, np.ones(1, np.int32), wall):
                 self.version += 1
             if not math.isfinite(value):
                 # After the sites of the same step, which say where it began.

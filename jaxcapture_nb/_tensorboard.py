@@ -158,8 +158,15 @@ class LogWriter:
         self._thread.start()
 
     def add_row(self, series: SiteSeries, step: int, stats: np.ndarray, hist: np.ndarray) -> None:
-        """Queues a recorded row (a ``Stream.on_row`` listener); copies what it keeps."""
-        self._rows.put((series, step, stats.copy(), hist.copy(), time.time()))
+        """Queues a recorded row (a ``Stream.on_row`` listener); copies what it keeps.
+
+        A scalar's event carries the time it was logged at, as TensorBoard's
+        own writers stamp it; a site's, the time its row was made.
+        """
+        logged = series.walls[series.size - 1] if series.walls is not None and series.size else math.nan
+        self._rows.put(
+            (series, step, stats.copy(), hist.copy(), logged if math.isfinite(logged) else time.time())
+        )
 
     def flush(self) -> None:
         """Waits until every row queued so far is in the file (or dropped after a failure)."""

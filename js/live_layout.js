@@ -57,7 +57,17 @@ function liveLayout(readOuts) {
   const outliersLabel = h("label", "jcnb-live-tool");
   outliersLabel.title = "scale the value axis to the 5th–95th percentile of the values";
   outliersLabel.append(outliers, document.createTextNode(" ignore outliers"));
-  scalarTools.append(smoothingLabel, scalarLogLabel, outliersLabel);
+  // The horizontal axis, as TensorBoard's: steps, relative or wall time.
+  const xAxis = /** @type {HTMLSelectElement} */ (h("select", "jcnb-live-x-axis"));
+  for (const [value, text] of Object.entries(X_AXES)) {
+    const option = /** @type {HTMLOptionElement} */ (h("option", "", text));
+    option.value = value;
+    xAxis.append(option);
+  }
+  const xAxisLabel = h("label", "jcnb-live-tool", "x: ");
+  xAxisLabel.title = "what the scalar charts' horizontal axis counts: steps, time since the run's first value, or the time of day";
+  xAxisLabel.append(xAxis);
+  scalarTools.append(smoothingLabel, scalarLogLabel, outliersLabel, xAxisLabel);
   const scalarsBox = h("div", "jcnb-live-scalars");
   scalarSection.append(scalarTools, scalarsBox);
   scalarSection.hidden = true;
@@ -133,7 +143,7 @@ function liveLayout(readOuts) {
   hoverReadOut(stepCanvas, tooltip, (x, y) => readOuts.get(stepCanvas)?.(x, y) ?? null);
 
   return {
-    root, tooltip, hover, progress, flag, zoomReset, filter, waiting, legend, legendRow, runFilter,
+    root, tooltip, hover, progress, flag, zoomReset, filter, waiting, xAxis, legend, legendRow, runFilter,
     scalarSection, smoothing, smoothingText, scalarLog, outliers, scalarsBox,
     gridSection, viewSwitch, countLog, layerBox, keyItems, grid,
     detail, detailTitle, range, stepInput, stepNote, detailBody, stepCanvas, numbers,

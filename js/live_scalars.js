@@ -2,6 +2,50 @@
 // in a view of several runs; the raw values faint and TensorBoard's
 // smoothing solid, on a linear or log value axis.
 
+// What the horizontal axis of the scalar charts counts, as TensorBoard offers:
+// steps, seconds since the run's first value, or the time of day.
+const X_AXES = { step: "step", relative: "relative time", wall: "wall time" };
+
+/**
+ * Where each of a series' rows lies on the horizontal axis: its step, or
+ * its wall time, since the run's first value (relative) or as is.
+ * @param {Series} s @param {string} axis a key of X_AXES
+ */
+function xsOf(s, axis) {
+  if (axis === "step" || !s.walls.length) return s.steps;
+  if (axis === "wall") return s.walls;
+  const first = s.walls.find(Number.isFinite) ?? 0;
+  return s.walls.map((t) => t - first);
+}
+
+/** "45 s", "12.5 min", "3.2 h": a span of seconds. @param {number} seconds */
+function durationText(seconds) {
+  const a = Math.abs(seconds);
+  if (a < 120) return `${Number(seconds.toPrecision(3))} s`;
+  if (a < 7200) return `${Number((seconds / 60).toPrecision(3))} min`;
+  return `${Number((seconds / 3600).toPrecision(3))} h`;
+}
+
+/** "14:03:27": a time of day, on the browser's clock. @param {number} seconds since the epoch */
+function clockText(seconds) {
+  return new Date(seconds * 1000).toLocaleTimeString([], { hour12: false });
+}
+
+/**
+ * The horizontal axis's ticks and how they read: whole steps; spans of
+ * time in seconds, minutes or hours; times of day.
+ * @param {string} axis a key of X_AXES @param {[number, number]} domain @param {number} count
+ * @returns {{ticks: number[], text: (v: number) => string}}
+ */
+function xTicksOf(axis, domain, count) {
+  if (axis === "step") return { ticks: stepTicks(...domain, count), text: tickText };
+  // Nice steps in the unit the ticks are written in.
+  const span = Math.abs(domain[1] - domain[0]);
+  const unit = axis === "wall" || span < 120 ? 1 : span < 7200 ? 60 : 3600;
+  const ticks = niceTicks(domain[0] / unit, domain[1] / unit, count).map((v) => v * unit);
+  return { ticks, text: axis === "wall" ? clockText : durationText };
+}
+
 // A chart's width when its card is not laid out yet (the narrowest column).
 const SCALAR_W = 320;
 const SCALAR_H = 150;
@@ -30,17 +74,19 @@ function smoothedValues(values, weight) {
  * ones solid, on a linear or log value axis.
  * @param {HTMLCanvasElement} canvas @param {{s: Series, colour: string, name: string}[]} members
  * @param {ReturnType<typeof themeOf>} theme @param {number} weight the smoothing
- * @param {{log: boolean, robust: boolean, marked: number | null, width: number, height: number, range: [number, number] | null}} look a log value axis; a value axis
- * that ignores outliers; the first NaN/Inf's step, if it is this scalar's; the chart's size; the steps it is zoomed to
+ * @param {{log: boolean, robust: boolean, marked: number | null, width: number, height: number, range: [number, number] | null, xAxis: string}} look
+ * a log value axis; a value axis that ignores outliers; the first NaN/Inf's step, if it is this scalar's; the chart's size;
+ * the steps it is zoomed to; what the horizontal axis counts (a key of X_AXES)
  * @returns {{lines: {m: any, raw: number[], smooth: number[]}[], readOut: (x: number, y: number) => string | null}}
  */
 function drawScalar(canvas, members, theme, weight, look) {
   const { log, width, height } = look;
   const ctx = sized(canvas, width, height);
   const box = plotBox(width, height, { left: 48 });
+  const over = look.xAxis;
   const lines = members.map((m) => {
     const raw = m.s.stats.map((r) => r[0]);
-    return { m, raw, smooth: smoothedValues(raw, weight) };
+    return { m, raw, smooth: smoothedValues(raw, weight), xs: xsOf(m.s, over) };
   });
   const shown = (/** @type {number} */ v) => Number.isFinite(v) && (!log || v > 0);
   // Zoomed, the axes span the zoom's steps; the lines are smoothed over all
@@ -48,15 +94,16 @@ function drawScalar(canvas, members, theme, weight, look) {
   const range = look.range;
   const inRange = (/** @type {number} */ step) => !range || (step >= range[0] && step <= range[1]);
   const finite = lines.flatMap((l) => [...l.raw, ...l.smooth].filter((v, i) => inRange(l.m.s.steps[i % l.raw.length]))).filter(shown);
-  const axis = unionSteps(members).filter(inRange);
+  // Every position on the horizontal axis of a row in the zoom, in order.
+  const axis = [...new Set(lines.flatMap((l) => l.xs.filter((v, k) => Number.isFinite(v) && inRange(l.m.s.steps[k]))))].sort((a, b) => a - b);
   const x = lineStepScale(axis.length ? axis : [0], box.x, box.x + box.w);
   let [lo, hi] = look.robust ? robustRange(finite) : [Math.min(...finite), Math.max(...finite)];
   if (!finite.length) [lo, hi] = log ? [1, 10] : [0, 1];
   if (hi === lo) [lo, hi] = log ? [lo / 2, hi * 2] : [lo - 0.5, hi + 0.5];
   const y = log ? logScale(lo, hi, box.y + box.h, box.y) : linearScale(lo, hi, box.y + box.h, box.y);
-  const xTicks = stepTicks(...x.domain, width > 400 ? 7 : 5);
+  const { ticks: xTicks, text: xText } = xTicksOf(over, x.domain, width > 400 ? 7 : 5);
   const yTicks = y.ticks(4);
-  drawAxes(ctx, box, { theme, x, xTicks, y, yTicks });
+  drawAxes(ctx, box, { theme, x, xTicks, xText, y, yTicks });
   /** @param {number[]} steps @param {number[]} values @param {string} colour @param {number} alpha @param {number} width */
   const line = (steps, values, colour, alpha, width) => {
     ctx.save();
@@ -77,30 +124,36 @@ function drawScalar(canvas, members, theme, weight, look) {
     ctx.stroke();
     ctx.restore();
   };
-  for (const l of lines) line(l.m.s.steps, l.raw, l.m.colour, 0.3, 1);
-  for (const l of lines) line(l.m.s.steps, l.smooth, l.m.colour, 1, 1.5);
-  if (look.marked != null) stepLine(ctx, box, x(look.marked), theme.bad, true);
-  const marks = lines.reduce((n, l) => n + markNonfiniteValues(ctx, box, l.m.s.steps, l.raw, x, theme), 0);
+  for (const l of lines) line(l.xs, l.raw, l.m.colour, 0.3, 1);
+  for (const l of lines) line(l.xs, l.smooth, l.m.colour, 1, 1.5);
+  if (look.marked != null && over === "step") stepLine(ctx, box, x(look.marked), theme.bad, true);
+  const marks = lines.reduce((n, l) => n + markNonfiniteValues(ctx, box, l.xs, l.raw, x, theme), 0);
   canvas.dataset.nonfinite = String(marks);
   canvas.dataset.yRange = `${lo} ${hi}`;
   canvas.dataset.drawn = String(Math.max(0, ...lines.map((l) => l.raw.length)));
   canvas.dataset.lines = String(lines.filter((l) => l.raw.length).length);
-  canvas.dataset.xTicks = tickList(xTicks);
+  canvas.dataset.xTicks = tickList(xTicks, xText);
+  canvas.dataset.xAxis = over;
   canvas.dataset.yTicks = tickList(yTicks);
   canvas.dataset.scale = log ? "log" : "linear";
   canvas.dataset.smoothedLast = lines.map((l) => (l.raw.length ? String(l.smooth[l.smooth.length - 1]) : "")).join(" ");
   /** @param {number} px @param {number} py */
   const readOut = (px, py) => {
     if (!axis.length || px < box.x - 4 || py > box.y + box.h) return null;
-    const step = axis[nearestIndex(axis, x.invert(px))];
-    const text = lines.filter((l) => l.raw.length).map(({ m, raw, smooth }) => {
-      const k = nearestIndex(m.s.steps, step);
+    const at = axis[nearestIndex(axis, x.invert(px))];
+    const held = lines.filter((l) => l.raw.length);
+    const rows = held.map((l) => nearestIndex(l.xs, at));
+    const text = held.map(({ m, raw, smooth }, j) => {
+      const k = rows[j];
       const value = `value ${valueText(raw[k])}\nsmoothed ${valueText(smooth[k])}`;
       return m.name ? `${m.name} (step ${m.s.steps[k]}): ${valueText(raw[k])}, smoothed ${valueText(smooth[k])}` : value;
     });
-    return `step ${step}\n${text.join("\n")}`;
+    const where = over === "step" ? `step ${at}` : `${over === "wall" ? clockText(at) : durationText(at)}${held.length === 1 ? ` · step ${held[0].m.s.steps[rows[0]]}` : ""}`;
+    return `${where}\n${text.join("\n")}`;
   };
-  STEP_AT.set(canvas, (px) => x.invert(px));
+  // A drag zooms the step axis: over time, the chart takes no part.
+  if (over === "step") STEP_AT.set(canvas, (px) => x.invert(px));
+  else STEP_AT.delete(canvas);
   return { lines, readOut };
 }
 
@@ -191,7 +244,7 @@ function drawScalars(ui, state, entries, runs, found, readOuts) {
     // The column's width; a card not laid out yet (off the page) has none.
     const width = Math.floor(/** @type {HTMLElement} */ (card.children[0]).clientWidth) || SCALAR_W;
     const height = SCALAR_H * (state.expanded.has(`scalar ${i}`) ? 2 : 1);
-    const look = { log: scalarLog.checked, robust: ui.outliers.checked, marked, width, height, range: state.stepRange };
+    const look = { log: scalarLog.checked, robust: ui.outliers.checked, marked, width, height, range: state.stepRange, xAxis: ui.xAxis.value };
     const { lines, readOut } = drawScalar(canvas, members, theme, Number(smoothing.value), look);
     readOuts.set(canvas, readOut);
     setName(card.querySelector(".jcnb-live-title"), group.label);
@@ -217,4 +270,4 @@ function latestText(lines, recorded) {
   return `smoothed, last: ${held.map((l) => `${l.m.name} ${fmt(l.smooth[l.smooth.length - 1])}`).join(" · ")}`;
 }
 
-export { DEFAULT_SMOOTHING, drawScalars };
+export { DEFAULT_SMOOTHING, X_AXES, drawScalars };

@@ -9,6 +9,7 @@ class Series {
     /** @type {number[]} */ this.steps = [];
     /** @type {Float32Array[]} */ this.stats = [];
     /** @type {Int32Array[]} */ this.hists = [];
+    /** A scalar's wall time per row, in seconds since the epoch (NaN where not known). @type {number[]} */ this.walls = [];
   }
 
   /** Forgets the last `n` rows, which the kernel has rewritten. @param {number} n */
@@ -17,6 +18,7 @@ class Series {
     this.steps.length -= n;
     this.stats.length -= n;
     this.hists.length = Math.max(0, this.hists.length - n);
+    this.walls.length = Math.max(0, this.walls.length - n);
   }
 }
 
@@ -139,6 +141,7 @@ function windowed(s, range) {
     out.steps.push(step);
     out.stats.push(s.stats[k]);
     if (s.hists[k]) out.hists.push(s.hists[k]);
+    if (s.walls.length > k) out.walls.push(s.walls[k]);
   });
   return out;
 }
@@ -234,7 +237,7 @@ function applyUpdate(rows, update, bins, width) {
     }
     row += n;
   }
-  const pairs = new Float64Array(bytesOf(update.scalar_rows));
+  const triples = new Float64Array(bytesOf(update.scalar_rows)); // step, value, wall time
   const sindex = new Int32Array(bytesOf(update.scalar_index));
   row = 0;
   for (let k = 0; k < sindex.length; k += 3) {
@@ -242,8 +245,9 @@ function applyUpdate(rows, update, bins, width) {
     const s = scalars[sindex[k]];
     s.drop(sindex[k + 1]);
     for (let r = row; r < row + sindex[k + 2]; r++) {
-      s.steps.push(pairs[2 * r]);
-      s.stats.push(new Float32Array([pairs[2 * r + 1]]));
+      s.steps.push(triples[3 * r]);
+      s.stats.push(new Float32Array([triples[3 * r + 1]]));
+      s.walls.push(triples[3 * r + 2]);
     }
     row += sindex[k + 2];
   }

@@ -307,6 +307,8 @@ function render(model, el, rows, take) {
   ui.smoothing.addEventListener("input", drawScalarCards);
   ui.scalarLog.addEventListener("change", drawScalarCards);
   ui.outliers.addEventListener("change", drawScalarCards);
+  ui.xAxis.addEventListener("change", drawScalarCards);
+  ui.xAxis.addEventListener("keydown", onToolKey);
   const stopTheme = onThemeChange(schedule);
   // `initialize` has applied the update already; a host that does not call
   // it leaves that to the views. Drawing waits for the next frame.

@@ -57,10 +57,10 @@ def decoded(view):
         sites[int(site)] = steps[row : row + n].tolist()
         row += n
     scalar_index = np.frombuffer(update["scalar_index"], np.int32).reshape(-1, 3)
-    pairs = np.frombuffer(update["scalar_rows"], np.float64).reshape(-1, 2)
+    triples = np.frombuffer(update["scalar_rows"], np.float64).reshape(-1, 3)  # step, value, wall time
     scalars, row = {}, 0
     for i, _, n in scalar_index:
-        scalars[int(i)] = pairs[row : row + n, 1].tolist()
+        scalars[int(i)] = triples[row : row + n, 1].tolist()
         row += n
     return sites, scalars
 

@@ -2,6 +2,7 @@
 
 import pathlib
 import struct
+import time
 
 import numpy as np
 import pytest
@@ -352,6 +353,11 @@ def test_a_reopened_run_counts_its_steps_and_rate_as_its_text_does(tmp_path):
     assert progress["seen"] == 120 and "120 steps seen" in repr(view)
     # The rate spans the first value to the last: no compile time in it.
     assert progress["rate"] == pytest.approx(119 / 11.9, rel=1e-3)
+    # Each scalar keeps its wall time, which the view sends beside its step and value.
+    loss = view.stream.scalars["loss"]
+    np.testing.assert_allclose(loss.walls[: loss.size], 1000.0 + 0.1 * np.arange(120), rtol=0, atol=1e-3)
+    triples = np.frombuffer(view._update["scalar_rows"], np.float64).reshape(-1, 3)
+    np.testing.assert_allclose(triples[:, 2], loss.walls[: loss.size])
 
 
 def test_the_live_rate_and_eta_leave_out_the_time_before_the_first_step(monkeypatch):
@@ -371,3 +377,18 @@ def test_the_live_rate_and_eta_leave_out_the_time_before_the_first_step(monkeypa
         # 20 steps in 10 s after the first: 2 steps/s, 79 steps left.
         assert progress["seen"] == 21 and progress["rate"] == 2.0
         assert progress["eta"] == pytest.approx(79 / 2.0)
+    # A logged scalar keeps the wall time it was logged at.
+    loss = w.stream.scalars["loss"]
+    assert np.all(np.diff(loss.walls[: loss.size]) >= 0) and abs(loss.walls[0] - time.time()) < 600
+
+
+def test_a_logged_scalar_keeps_its_wall_time_in_the_log(tmp_path):
+    from jaxcapture_nb import watch
+
+    with watch(log_dir=tmp_path, display=False) as w:
+        for step in range(5):
+            w.log(step=step, loss=float(step))
+    live = w.stream.scalars["loss"]
+    saved = open_run(tmp_path).stream.scalars["loss"]
+    # The time each value was logged at, not the time the writer got to it.
+    np.testing.assert_allclose(saved.walls[: saved.size], live.walls[: live.size], rtol=0, atol=1e-6)

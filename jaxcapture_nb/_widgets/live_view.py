@@ -36,6 +36,11 @@ from jaxcapture_nb._widgets.static import with_fallback
 BASE_SECONDS = 2.0
 
 
+def _walls(rows: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The wall times of a block of scalar rows; NaN where the series keeps none."""
+    return rows[3] if len(rows) > 3 and rows[3] is not None else np.full(len(rows[0]), np.nan)
+
+
 def _update_message(seq: int, base: bool, blocks: list, scalar_blocks: list) -> dict[str, Any]:
     """The ``_update`` dict of :class:`LiveView`, from ``_new_rows`` blocks of sites and scalars.
 
@@ -43,7 +48,8 @@ def _update_message(seq: int, base: bool, blocks: list, scalar_blocks: list) -> 
     rows; ``index``, int32 (site, rows to drop, rows to add) per block;
     ``steps``, float64 per row; ``stats``, float32 ``_stat_columns`` per row;
     ``hists``, int32 bins per row; ``scalar_index``, as ``index`` for the
-    scalars; ``scalar_rows``, float64 (step, value) pairs.
+    scalars; ``scalar_rows``, float64 (step, value, wall time) triples, the
+    wall time in seconds since the epoch (NaN where not known).
     """
 
     def index(blocks: list) -> bytes:
@@ -58,7 +64,7 @@ def _update_message(seq: int, base: bool, blocks: list, scalar_blocks: list) -> 
         "hists": b"".join(r[2].tobytes() for _, _, r in blocks),
         "scalar_index": index(scalar_blocks),
         "scalar_rows": b"".join(
-            np.stack([r[0].astype(np.float64), r[1][:, 0].astype(np.float64)], 1).tobytes()
+            np.stack([r[0].astype(np.float64), r[1][:, 0].astype(np.float64), _walls(r)], 1).tobytes()
             for _, _, r in scalar_blocks
         ),
     }
@@ -162,7 +168,10 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
             if start < s.size or start < sent:
                 rows = slice(start, s.size)
                 drop = 0 if base else sent - start
-                blocks.append((i, drop, (s.steps[rows].copy(), s.stats[rows].copy(), s.hists[rows].copy())))
+                walls = None if s.walls is None else s.walls[rows].copy()
+                blocks.append(
+                    (i, drop, (s.steps[rows].copy(), s.stats[rows].copy(), s.hists[rows].copy(), walls))
+                )
             self._sent[key] = s.size
             s.mark_read(self)
         return blocks

@@ -2,6 +2,7 @@
 
 import json
 import pathlib
+import re
 
 from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, no_raw_controls, screenshot, set_theme
 
@@ -196,6 +197,19 @@ def test_two_saved_runs_overlay_in_one_view_with_a_legend_and_one_step_slider(op
     scalar.dblclick()
     assert not reset.is_visible()
     assert [panels.nth(j).get_attribute("data-drawn") for j in range(2)] == ["30", "30"]
+    assert scalar.get_attribute("data-x-ticks") == x_ticks
+
+    # The scalar charts' horizontal axis counts steps, time since each run's first value, or the time of day.
+    x_axis = view.locator(".jcnb-live-x-axis")
+    x_axis.select_option("relative")
+    assert scalar.get_attribute("data-x-axis") == "relative"
+    ticks = scalar.get_attribute("data-x-ticks")
+    assert re.fullmatch(r"[\d.]+ (s|min|h)( [\d.]+ (s|min|h))*", ticks), ticks
+    screenshot(page, "overlay_relative_time")
+    x_axis.select_option("wall")
+    ticks = scalar.get_attribute("data-x-ticks")
+    assert ticks and all(re.fullmatch(r"\d\d:\d\d:\d\d", t) for t in ticks.split()), ticks
+    x_axis.select_option("step")
     assert scalar.get_attribute("data-x-ticks") == x_ticks
 
     # A card expands to its whole row with charts twice as tall, and back.
