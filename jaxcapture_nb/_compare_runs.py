@@ -1,8 +1,7 @@
 """compare_runs(): two or more training runs at one step, site by site, as compare_modes compares modes.
 
-A run is what ``watch()`` recorded (a :class:`~jaxcapture_nb.Watch`, its
-:class:`~jaxcapture_nb.LiveView`, or its stream), live or opened from a saved
-log with :func:`~jaxcapture_nb.open_run`. Each site's row at the step is
+A run is what ``watch()`` recorded, live or saved (see
+:mod:`~jaxcapture_nb._run_sources`). Each site's row at the step is
 taken from every run, their histograms are put on one shared range, and the
 site's shift is the earth mover's distance between them in pooled standard
 deviations: the same measure, result and widget as
@@ -16,34 +15,18 @@ shared bins it overlaps, as if its values lay evenly across it.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
 from jaxcapture_nb._compare import Comparison, SiteComparison, _shift_scores
+from jaxcapture_nb._run_sources import RunSource, named_runs, stream_of_run
 from jaxcapture_nb._schema import compare_columns
 from jaxcapture_nb._stream import SiteSeries, Stream
 
-Run = Any  # a Watch, a LiveView or a Stream
-
 # What a comparison shows for the shape of a site read from a log: logs keep no shapes.
 NO_SHAPE = "not kept in the log"
-
-
-def stream_of(run: Run) -> Stream:
-    """The :class:`Stream` behind a run.
-
-    Raises:
-      TypeError: ``run`` is not a watch, a live view or a stream.
-    """
-    stream = getattr(run, "stream", run)
-    if not isinstance(stream, Stream):
-        raise TypeError(
-            f"compare_runs() compares runs that watch() recorded or open_run() opened, got "
-            f"{type(run).__name__}; pass the Watch, its view (w.view), or open_run(path)"
-        )
-    return stream
 
 
 def rebinned(
@@ -97,11 +80,10 @@ def _row_at(series: SiteSeries, step: int) -> int | None:
     return k if k >= 0 else None
 
 
-def _labelled(runs: Sequence[Run] | Mapping[str, Run]) -> dict[str, Stream]:
-    if isinstance(runs, Mapping):
-        labelled = {str(name): stream_of(run) for name, run in runs.items()}
-    else:
-        labelled = {f"run {k + 1}": stream_of(run) for k, run in enumerate(runs)}
+def _labelled(
+    runs: Sequence[RunSource] | Mapping[str, RunSource] | str | os.PathLike[str],
+) -> dict[str, Stream]:
+    labelled = {name: stream_of_run(name, source) for name, source in named_runs(runs, "compare_runs()")}
     if len(labelled) < 2:
         raise ValueError(f"compare_runs() needs two runs or more, got {len(labelled)}")
     return labelled
@@ -124,21 +106,25 @@ def last_shared_step(streams: Sequence[Stream]) -> int:
 
 
 def compare_runs(
-    runs: Sequence[Run] | Mapping[str, Run], *, step: int | None = None, bins: int | None = None
+    runs: Sequence[RunSource] | Mapping[str, RunSource] | str | os.PathLike[str],
+    *,
+    step: int | None = None,
+    bins: int | None = None,
 ) -> Comparison:
     """Compares two or more runs at one step, site by site; displays as a :class:`CompareView`.
 
     ::
 
-        slow = open_run("runs/lr-1e-3")
-        fast = open_run("runs/lr-1e-2")
-        compare_runs({"lr 1e-3": slow, "lr 1e-2": fast}, step=200)   # sites, largest shift first
+        compare_runs({"lr 1e-3": "runs/lr-1e-3", "lr 1e-2": w}, step=200)   # a saved run and a watch
+        compare_runs("runs")   # every run saved under runs/, named by its folder
 
     Args:
-      runs: the runs, by name (a dict) or in order (named ``run 1``,
-        ``run 2``, ...): each a :class:`~jaxcapture_nb.Watch`, a
-        :class:`~jaxcapture_nb.LiveView` or its stream. The first is the
-        reference the shifts are measured from.
+      runs: the runs, by name (a dict), in order (a saved run named by its
+        folder, others ``run 1``, ``run 2``, ...), or a folder whose
+        subfolders hold saved runs: each a :class:`~jaxcapture_nb.Watch`, its
+        :class:`~jaxcapture_nb.LiveView`, or the path of a TensorBoard log
+        it wrote, as :func:`~jaxcapture_nb.overlay_runs` takes runs. The
+        first is the reference the shifts are measured from.
       step: the step to compare at: each site's latest recorded row at or
         before it (with ``every`` or thinning, the rows of the runs may be
         a few steps apart). By default, the last step every run recorded.
@@ -151,8 +137,10 @@ def compare_runs(
       the steps of the rows, where some lie before it).
 
     Raises:
-      TypeError: a run is not one ``watch()`` recorded or ``open_run()`` opened.
-      ValueError: fewer than two runs, or a run with no recorded step.
+      TypeError: a run is not one ``watch()`` recorded or its log.
+      ValueError: fewer than two runs, a run with no recorded step, or a
+        watch that has not started.
+      FileNotFoundError: a path holds no event file.
     """
     labelled = _labelled(runs)
     names, streams = list(labelled), list(labelled.values())

@@ -14,11 +14,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jaxcapture_nb._runs import read_run, runs_in
+from jaxcapture_nb._run_sources import RunSource, is_path, named_runs, stream_of_run
 from jaxcapture_nb._stream import Stream
 from jaxcapture_nb._watch import Watch
-
-RunSource = Any  # a Watch, a LiveView, a Stream, or the path of a saved run
 
 
 def overlay_runs(
@@ -63,18 +61,18 @@ def overlay_runs(
     """
     from jaxcapture_nb._widgets.live_view import LiveView
 
-    named = _named(runs)
+    named = named_runs(runs, "overlay_runs")
     watches = [source for _, source in named if isinstance(source, Watch)]
     streams: dict[str, Stream] = {}
+    # Runs in memory first: a saved run is read with their bins, or with the first saved run's.
     for name, source in named:
-        if not _is_path(source):
-            streams[name] = _stream_of(name, source)
+        if not is_path(source):
+            streams[name] = stream_of_run(name, source)
     if bins is None and streams:
         bins = next(iter(streams.values())).bins
     for name, source in named:
-        if _is_path(source):
-            streams[name] = read_run(source, bins=bins, keep_steps=keep_steps)
-            streams[name].ended = True
+        if is_path(source):
+            streams[name] = stream_of_run(name, source, bins=bins, keep_steps=keep_steps)
             bins = streams[name].bins
     view = LiveView({name: streams[name] for name, _ in named})
     live = [w for w in watches if not w.stream.ended]
@@ -84,57 +82,3 @@ def overlay_runs(
         view.keep_saved_output_fresh()  # the watches send its saved picture again as they record
     view.publish(final=not live)
     return view
-
-
-def _named(runs: Any) -> list[tuple[str, RunSource]]:
-    """``runs`` as ``[(name, source)]``, names unique."""
-    if _is_path(runs):
-        named = [(name, os.fspath(path)) for name, path in runs_in(runs).items()]
-    elif isinstance(runs, Mapping):
-        named = [(str(name), source) for name, source in runs.items()]
-    elif isinstance(runs, Sequence):
-        named = [(_default_name(k, source), source) for k, source in enumerate(runs)]
-    else:
-        raise TypeError(
-            f"runs must be a dict of runs, a list of runs or a directory, got {type(runs).__name__}"
-        )
-    if not named:
-        raise ValueError("overlay_runs needs at least one run")
-    names = [name for name, _ in named]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise ValueError(
-            f"runs need different names, got {', '.join(map(repr, repeated))} more than once; pass a dict"
-        )
-    return named
-
-
-def _default_name(k: int, source: RunSource) -> str:
-    return os.path.basename(os.path.normpath(os.fspath(source))) if _is_path(source) else f"run {k + 1}"
-
-
-def _is_path(source: Any) -> bool:
-    return isinstance(source, (str, os.PathLike))
-
-
-def _stream_of(name: str, source: RunSource) -> Stream:
-    """The stream of a watch, a view of one run, or a stream."""
-    from jaxcapture_nb._widgets.live_view import LiveView
-
-    if isinstance(source, Watch):
-        if source.view is None:
-            raise ValueError(
-                f"run {name!r}: the watch has not started; overlay it inside or after its with block"
-            )
-        return source.stream
-    if isinstance(source, LiveView):
-        if len(source.runs) > 1:
-            raise ValueError(
-                f"run {name!r}: the view shows {len(source.runs)} runs; pass each run on its own"
-            )
-        return source.stream
-    if isinstance(source, Stream):
-        return source
-    raise TypeError(
-        f"run {name!r}: expected a Watch, a LiveView or the path of a saved run, got {type(source).__name__}"
-    )

@@ -134,9 +134,24 @@ def test_rebinning_keeps_every_count_and_places_it_by_overlap():
 def test_bad_runs_are_refused_with_what_to_pass(runs):
     with pytest.raises(ValueError, match="two runs or more"):
         compare_runs([runs[0]])
-    with pytest.raises(TypeError, match="watch\\(\\) recorded or open_run\\(\\) opened"):
-        compare_runs([runs[0], "runs/lr-1e-3"])
+    with pytest.raises(TypeError, match="expected a Watch, its LiveView, or the path of a saved run"):
+        compare_runs([runs[0], 3])
+    with pytest.raises(FileNotFoundError):
+        compare_runs([runs[0], "no/such/run"])
     with watch(display=False) as empty:
         pass
     with pytest.raises(ValueError, match="no step yet"):
         compare_runs([runs[0], empty])
+
+
+def test_saved_runs_compare_by_path_or_by_their_folder(tmp_path):
+    for name in ("slow", "fast"):
+        model = Net(nnx.Rngs(0))
+        with watch(model, log_dir=tmp_path / name, display=False) as w:
+            for step in range(3):
+                model(jnp.full((8, 4), 1.0 if name == "slow" else 3.0))
+                w.log(step=step)
+    by_folder = compare_runs(tmp_path)
+    assert by_folder.modes == ["fast", "slow"] and {s.site for s in by_folder.sites} == {"hidden", "out"}
+    by_path = compare_runs([tmp_path / "slow", tmp_path / "fast"], step=2)
+    assert by_path.modes == ["slow", "fast"] and max(s.shift for s in by_path.sites) > 0

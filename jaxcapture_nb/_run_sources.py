@@ -1,0 +1,112 @@
+"""What a run is to the functions that show or compare runs, and the one place a run becomes rows.
+
+A run is what ``watch()`` records: its :class:`~jaxcapture_nb.Watch` (running
+or ended), the watch's :class:`~jaxcapture_nb.LiveView`, the
+:class:`~jaxcapture_nb._stream.Stream` behind both, or the TensorBoard log it
+wrote (a folder or an event file), read as :func:`~jaxcapture_nb.open_run`
+reads it. :func:`overlay_runs <jaxcapture_nb.overlay_runs>` and
+:func:`compare_runs <jaxcapture_nb.compare_runs>` take runs only through
+:func:`stream_of_run`, so a run of a new kind is taught here once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jaxcapture_nb._runs import read_run, runs_in
+from jaxcapture_nb._stream import Stream
+from jaxcapture_nb._watch import Watch
+
+RunSource = Any  # a Watch, a LiveView, a Stream, or the path of a saved run
+
+
+def named_runs(runs: Any, caller: str) -> list[tuple[str, RunSource]]:
+    """``runs`` as ``[(name, source)]``, names unique: a dict's, a list's (see :func:`default_name`), or a folder's runs.
+
+    Args:
+      runs: a dict of runs, a list of runs, or a folder whose subfolders hold saved runs.
+      caller: the function taking them, for messages.
+
+    Raises:
+      TypeError: ``runs`` is none of those.
+      ValueError: no run, or a name given twice.
+    """
+    if is_path(runs):
+        named = [(name, os.fspath(path)) for name, path in runs_in(runs).items()]
+    elif isinstance(runs, Mapping):
+        named = [(str(name), source) for name, source in runs.items()]
+    elif isinstance(runs, Sequence):
+        named = [(default_name(k, source), source) for k, source in enumerate(runs)]
+    else:
+        raise TypeError(f"runs must be a dict of runs, a list of runs or a folder, got {type(runs).__name__}")
+    if not named:
+        raise ValueError(f"{caller} needs at least one run")
+    names = [name for name, _ in named]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(
+            f"runs need different names, got {', '.join(map(repr, repeated))} more than once; pass a dict"
+        )
+    return named
+
+
+def is_path(source: Any) -> bool:
+    """Whether ``source`` names a saved run by its path.
+
+    Example:
+      >>> is_path("runs/lr-1e-3"), is_path(3)
+      (True, False)
+    """
+    return isinstance(source, (str, os.PathLike))
+
+
+def default_name(k: int, source: RunSource) -> str:
+    """The name of the ``k``-th run of a list: a saved run's folder, else ``run k+1``.
+
+    Example:
+      >>> default_name(0, "runs/lr-1e-3/"), default_name(1, object())
+      ('lr-1e-3', 'run 2')
+    """
+    return os.path.basename(os.path.normpath(os.fspath(source))) if is_path(source) else f"run {k + 1}"
+
+
+def stream_of_run(name: str, source: RunSource, *, bins: int | None = None, keep_steps: int = 500) -> Stream:
+    """The rows of run ``name``: its stream, or its log read into one.
+
+    Args:
+      name: how the run is named, for messages.
+      source: the run (see the module doc).
+      bins: histogram bins a saved run is read with; by default its log's.
+      keep_steps: rows kept per site of a saved run.
+
+    Raises:
+      ValueError: a watch that has not started, or a view of several runs.
+      TypeError: a run of another type.
+      FileNotFoundError: a path holds no event file.
+    """
+    from jaxcapture_nb._widgets.live_view import LiveView  # needs ipywidgets
+
+    if is_path(source):
+        stream = read_run(source, bins=bins, keep_steps=keep_steps)
+        stream.ended = True  # a log gets no more rows
+        return stream
+    if isinstance(source, Watch):
+        if source.view is None:
+            raise ValueError(
+                f"run {name!r}: the watch has not started; pass it inside or after its with block"
+            )
+        return source.stream
+    if isinstance(source, LiveView):
+        if len(source.runs) > 1:
+            raise ValueError(
+                f"run {name!r}: the view shows {len(source.runs)} runs; pass each run on its own"
+            )
+        return source.stream
+    if isinstance(source, Stream):
+        return source
+    raise TypeError(
+        f"run {name!r}: expected a Watch, its LiveView, or the path of a saved run (a folder or an event "
+        f"file), got {type(source).__name__}"
+    )
