@@ -488,6 +488,11 @@ class Stream(BackendDrains):
         self._arrivals = itertools.count()
         self.pace = StepPace()  # steps a second, for the progress line
         self.ended = False  # no more rows will come: its watch has ended, or it was read from a log
+        # Why the run ended early ("interrupted", "stopped by ValueError"); None if it ran to its end.
+        self.end_reason: str | None = None
+        # Whether a thread sends the view its progress while the run goes on,
+        # so that the view can tell a silent kernel (see LiveView's beat).
+        self.beating = False
         self.lock = threading.RLock()
         self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
         self._scalars_queued: list[tuple[str, int, Any, float]] = []  # (name, step, value, wall time)

@@ -198,6 +198,7 @@ class Watch:
             self._backend = NnxCapture(self.model, (nnx.Intermediate,), self.stream, methods=self.methods)
             self._backend.install()
         if self.publish_from == "thread":
+            self.stream.beating = True
             self._publisher = threading.Thread(target=self._publish, name="jaxcapture-watch", daemon=True)
             _running[self._publisher] = self._stop
             self._publisher.start()
@@ -317,6 +318,14 @@ class Watch:
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         self._stop.set()
+        self.stream.beating = False
+        if exc_type is not None:
+            # The view says so rather than "done": the stop button, or an error in the loop.
+            self.stream.end_reason = (
+                "interrupted"
+                if issubclass(exc_type, KeyboardInterrupt)
+                else f"stopped by {exc_type.__name__}"
+            )
         try:
             if self._backend is not None:
                 self._backend.uninstall()  # waits for callbacks still in flight

@@ -20,7 +20,9 @@ function liveLayout(readOuts) {
   // and a double click on a chart zoom back out.
   const zoomReset = h("button", "jcnb-live-zoom-reset");
   zoomReset.hidden = true;
-  head.append(progress, flag, zoomReset, filter);
+  const silence = h("span", "jcnb-live-silence");
+  silence.hidden = true;
+  head.append(progress, silence, flag, zoomReset, filter);
   const waiting = h("div", "jcnb-hint jcnb-live-waiting");
   waiting.hidden = true;
   // The runs of a view of several, each a button that shows or hides it.
@@ -143,7 +145,7 @@ function liveLayout(readOuts) {
   hoverReadOut(stepCanvas, tooltip, (x, y) => readOuts.get(stepCanvas)?.(x, y) ?? null);
 
   return {
-    root, tooltip, hover, progress, flag, zoomReset, filter, waiting, xAxis, legend, legendRow, runFilter,
+    root, tooltip, hover, progress, silence, flag, zoomReset, filter, waiting, xAxis, legend, legendRow, runFilter,
     scalarSection, smoothing, smoothingText, scalarLog, outliers, scalarsBox,
     gridSection, viewSwitch, countLog, layerBox, keyItems, grid,
     detail, detailTitle, range, stepInput, stepNote, detailBody, stepCanvas, numbers,
@@ -215,12 +217,19 @@ function drawProgress(ui, state, progress, meta, scalars, runs, found) {
     ));
     ui.progress.textContent = p.seen ? `${counted(p.seen, "step")} run` : "";
   } else {
-    ui.progress.textContent = runs.several ? runsProgress(p, runs) : oneRunProgress(p);
+    // A silent kernel's ETA is no estimate of anything.
+    ui.progress.textContent = runs.several ? runsProgress(p, runs) : oneRunProgress(state.silentFor ? { ...p, eta: null } : p);
   }
   const range = state.stepRange;
   ui.zoomReset.hidden = !range;
   ui.zoomReset.textContent = range ? `steps ${Math.ceil(range[0])}–${Math.floor(range[1])} \u00d7` : "";
   ui.zoomReset.title = "zoomed: show every step (or double-click a chart)";
+  // A running watch's kernel that has sent nothing for a while (see live_view.js's silence check).
+  ui.silence.hidden = !state.silentFor;
+  ui.silence.textContent = state.silentFor
+    ? `no word from the kernel for ${Math.round(state.silentFor)} s: it may have stopped (a restart or a crash); the view shows what it last heard`
+    : "";
+  root.dataset.silent = String(Boolean(state.silentFor));
   flag.hidden = !found;
   if (found) {
     const last = found.lastFinite == null ? "" : ` · last finite step ${found.lastFinite}`;
@@ -244,13 +253,13 @@ function oneRunProgress(p) {
   if (p.rate > 0) parts.push(`${p.rate} steps/s`);
   if (p.eta != null && !p.done) parts.push(`ETA ${p.eta < 90 ? `${Math.round(p.eta)} s` : `${Math.round(p.eta / 60)} min`}`);
   parts.push(`${p.recorded ?? 0} recorded`);
-  if (p.done) parts.push("done");
+  if (p.done) parts.push(p.ended || "done");
   return parts.join(" · ");
 }
 
 /** "2 runs · lr=0.1: 300 steps, done · lr=0.01: 120 steps, running". @param {any} p the kernel's `_progress` @param {Runs} runs */
 function runsProgress(p, runs) {
-  const each = (p.runs || []).map((r, run) => `${runs.names[run]}: ${counted(r.seen, "step")}, ${r.done ? "done" : "running"}`);
+  const each = (p.runs || []).map((r, run) => `${runs.names[run]}: ${counted(r.seen, "step")}, ${r.done ? r.ended || "done" : "running"}`);
   return [counted(runs.names.length, "run"), ...each].join(" · ");
 }
 

@@ -52,6 +52,7 @@ function liveRows() {
  * @property {(name: string) => boolean} runMatches whether the run filter lets a run's name through
  * @property {[number, number] | null} stepRange the steps the charts over steps are zoomed to; null shows all
  * @property {Set<string>} expanded the cards widened to their whole row: "site 3", "scalar 0"
+ * @property {number} silentFor seconds a running watch's kernel has said nothing past its beat; 0 while it speaks
  */
 
 /**
@@ -62,7 +63,7 @@ function liveRows() {
  */
 function liveState(rows) {
   const layers = { heat: true, bands: true, median: true, extremes: false };
-  return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: new Set(), runMatches: () => true, stepRange: null, expanded: new Set() };
+  return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: new Set(), runMatches: () => true, stepRange: null, expanded: new Set(), silentFor: 0 };
 }
 
 /**

@@ -316,8 +316,26 @@ function render(model, el, rows, take) {
     take(model);
     schedule();
   };
+  // A running watch's thread sends a beat (the kernel's `_progress.beat`)
+  // every few seconds; a kernel that restarted or died sends nothing more,
+  // and the view would otherwise show its last ETA for ever.
+  let heardAt = performance.now();
+  const onProgress = () => {
+    heardAt = performance.now();
+    if (state.silentFor) state.silentFor = 0;
+    schedule();
+  };
+  const listen = setInterval(() => {
+    const p = model.get("_progress") || {};
+    const quiet = (performance.now() - heardAt) / 1000;
+    const silent = p.silence && !p.done && quiet > p.silence ? quiet : 0;
+    if (Boolean(silent) !== Boolean(state.silentFor) || (silent && Math.round(silent) !== Math.round(state.silentFor))) {
+      state.silentFor = silent;
+      schedule();
+    }
+  }, 1000);
   model.on("change:_update", receive);
-  model.on("change:_progress", schedule);
+  model.on("change:_progress", onProgress);
   take(model);
   draw();
   return () => {
@@ -327,7 +345,8 @@ function render(model, el, rows, take) {
     window.removeEventListener("pointerup", onPointerUp);
     ui.tooltip.node.remove();
     model.off("change:_update", receive);
-    model.off("change:_progress", schedule);
+    model.off("change:_progress", onProgress);
+    clearInterval(listen);
     if (frame) cancelAnimationFrame(frame);
   };
 }

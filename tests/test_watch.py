@@ -776,3 +776,39 @@ def test_a_watch_nobody_shows_makes_no_widget_until_asked(setup):
         assert w._view is None
     # Asked for after the block, the view shows the whole run, finished.
     assert w.view._progress["seen"] == 3 and w.view._progress["done"]
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [(KeyboardInterrupt, "interrupted at step 4"), (ValueError, "stopped by ValueError at step 4")],
+)
+def test_a_run_stopped_early_says_so_where_one_that_ended_says_done(error, said):
+    model = Net(nnx.Rngs(0))
+    with pytest.raises(error), watch(model, display=False) as w:
+        for step in range(10):
+            model(jnp.ones((2, 4)))
+            w.log(step=step, loss=1.0)
+            if step == 3:  # the stop button, or an error, in the fourth step
+                raise error
+    progress = w.view._progress
+    assert progress["done"] and progress["ended"] == said
+    assert said in repr(w.view) and said in w.view._repr_mimebundle_()[0]["text/html"]
+    with watch(model, display=False) as finished:
+        model(jnp.ones((2, 4)))
+    assert finished.view._progress["ended"] == "" and "at step" not in repr(finished.view)
+
+
+def test_a_running_watch_beats_so_its_view_can_tell_a_silent_kernel():
+    with watch(display=False, publish="thread") as w:
+        w.log(step=0, loss=1.0)
+        w.stream.settle()
+        w.view.publish()
+        running = dict(w.view._progress)
+    assert running["silence"] > 0 and "beat" in running
+    # An ended run, or one published from the loop (which may be silent for a long step), has none.
+    assert "beat" not in w.view._progress
+    with watch(display=False, publish="loop") as looped:
+        looped.log(step=0, loss=1.0)
+        looped.stream.settle()
+        looped.view.publish()
+        assert "beat" not in looped.view._progress

@@ -34,6 +34,12 @@ from jaxcapture_nb._widgets.static import with_fallback
 # While the browser may still be loading the module, updates replace
 # everything, so one missed in that window loses nothing.
 BASE_SECONDS = 2.0
+# While a watch's thread publishes, the progress carries a beat that changes
+# this often, so the view hears from the kernel even when no step ends; a
+# view that hears nothing for SILENCE_SECONDS says the kernel may be gone
+# (a restart or a crash leaves it no other way to know).
+BEAT_SECONDS = 5.0
+SILENCE_SECONDS = 30.0
 
 
 def _walls(rows: tuple[np.ndarray, ...]) -> np.ndarray:
@@ -197,17 +203,29 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
             "eta": None if eta is None else round(eta, 1),
             "nonfinite": found,
             "done": all(p["done"] for p in runs),
+            "ended": runs[0]["ended"],
             "runs": runs if len(runs) > 1 else [],
+            **self._beat(runs),
         }
+
+    def _beat(self, runs: list[dict[str, Any]]) -> dict[str, Any]:
+        """The beat of a view whose run a thread publishes (see BEAT_SECONDS); nothing otherwise."""
+        beating = any(stream.beating for _, stream in self.runs) and not all(p["done"] for p in runs)
+        if not beating:
+            return {}
+        return {"beat": int(time.time() / BEAT_SECONDS), "silence": SILENCE_SECONDS}
 
     @staticmethod
     def _run_progress(run: int, stream: Stream, final: bool) -> dict[str, Any]:
-        """One run's steps seen and recorded, whether it has ended, and its first NaN/Inf."""
+        """One run's steps seen and recorded, whether and how it has ended, and its first NaN/Inf."""
         found = stream.first_nonfinite
+        seen = stream.steps_seen
         return {
-            "seen": stream.steps_seen,
+            "seen": seen,
             "recorded": max((s.size for s in stream.series.values()), default=0),
             "done": final or stream.ended,
+            # "interrupted at step 442": the step that was running; "" for a run that ran to its end.
+            "ended": f"{stream.end_reason} at step {seen}" if stream.end_reason else "",
             "nonfinite": None if found is None else {"site": found[0], "step": found[1], "run": run},
         }
 

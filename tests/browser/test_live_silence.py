@@ -1,0 +1,43 @@
+"""LiveView tells a run whose kernel went silent from a run that is still going, in a real JupyterLab."""
+
+from page_checks import screenshot
+
+# A run of 3000 steps of 50 ms, beating every 0.2 s; the view calls the
+# kernel silent after 2 s without a word (the defaults are 5 s and 30 s).
+LONG_RUN = """
+import time
+import jax.numpy as jnp
+from flax import nnx
+from jaxcapture_nb import watch
+from jaxcapture_nb._widgets import live_view
+
+live_view.BEAT_SECONDS, live_view.SILENCE_SECONDS = 0.2, 2.0
+
+class Tiny(nnx.Module):
+    def __call__(self, x):
+        self.sow(nnx.Intermediate, "h", x)
+        return x
+
+model = Tiny()
+with watch(model, total=3000) as w:
+    for step in range(3000):
+        model(jnp.ones(4) * step)
+        w.log(step=step, loss=1.0 / (step + 1))
+        time.sleep(0.05)  # the time a training step takes
+"""
+
+
+def test_a_view_whose_kernel_restarts_mid_run_says_it_hears_nothing_more(open_notebook):
+    page = open_notebook("silent.ipynb", [LONG_RUN])
+    view = page.locator(".jcnb-live").first
+    progress = view.locator(".jcnb-live-progress")
+    progress.filter(has_text="ETA").wait_for(timeout=180_000)
+    assert view.get_attribute("data-silent") == "false"
+    # A restart leaves the view no way to hear the run has ended.
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+    page.wait_for_selector(".jcnb-live[data-silent='true']", timeout=60_000)
+    said = view.locator(".jcnb-live-silence").text_content()
+    assert said.startswith("no word from the kernel for ") and "it may have stopped" in said, said
+    assert "ETA" not in progress.text_content()  # a silent kernel's ETA estimates nothing
+    view.scroll_into_view_if_needed()
+    screenshot(page, "live_view_silent_kernel")
