@@ -15,8 +15,12 @@
 // formats, bands and colours are the kernel's schema (schema.js).
 //
 // A view of several runs (overlay_runs) lists every run's sites; a card
-// shows the sites of all runs that share a name, and the legend turns runs
-// off and on.
+// shows the sites of all runs that share a name, and the legend (and a
+// regular expression beside it) turns runs off and on.
+//
+// As in TensorBoard: a drag across a chart over steps zooms them all, a
+// card's tools expand it or download its numbers, and the scalars' axis
+// counts steps or time. A running watch's kernel beats; a silent one is said to be.
 
 /**
  * One LiveView widget: anywidget calls this once per widget, then
