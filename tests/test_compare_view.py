@@ -137,7 +137,10 @@ def test_the_saved_output_is_text_and_script_free_html(result):
     assert page.count("<polyline") == 2 * complete + 1
     # A legend of the modes in their colours, above the table.
     assert page.index(">train</span>") < page.index(">eval</span>") < page.index("<table")
-    assert f"color:{MODE_COLOURS[0]}" in page and f"color:{MODE_COLOURS[1]}" in page
+    # Each mode's colour marks its swatch and its columns' rule, never text (orange on white reads at 2.5:1).
+    for colour in MODE_COLOURS[:2]:
+        assert f"background:{colour}" in page and f"border-bottom:2px solid {colour}" in page
+        assert f"color:{colour}" not in page
 
 
 def test_the_html_shows_every_statistic_rounded_and_flags_nans(result):
@@ -161,7 +164,7 @@ def test_three_modes(x):
     assert view._modes == ["train", "eval", "deterministic=True"]
     assert np.frombuffer(view._hists, np.int32).size == sites * 3 * result.bins
     page = view._repr_mimebundle_()[0]["text/html"]
-    assert page.count('colspan="6"') == 3 and f"color:{MODE_COLOURS[2]}" in page
+    assert page.count('colspan="6"') == 3 and f"border-bottom:2px solid {MODE_COLOURS[2]}" in page
     complete = sum(s.shapes.count(None) == 0 for s in result.sites)
     missing = sum(s.shapes.count(None) for s in result.sites)
     assert page.count("<polyline") == 3 * sites - missing and complete < sites
