@@ -1052,6 +1052,11 @@ class Stream(BackendDrains):
             logged = (int(s.steps[s.size - 1]) + 1 for s in self.scalars.values() if s.size)
             return max(self.clock.steps_seen, *calls, *logged, 0)
 
+    @property
+    def ended_as(self) -> str:
+        """How the run ended early, for the views: "interrupted at step 442"; "" if it ran to its end."""
+        return f"{self.end_reason} at step {self.steps_seen}" if self.end_reason else ""
+
     def nbytes(self) -> int:
         """Host memory held by the recorded rows."""
         with self.lock:

@@ -219,13 +219,11 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
     def _run_progress(run: int, stream: Stream, final: bool) -> dict[str, Any]:
         """One run's steps seen and recorded, whether and how it has ended, and its first NaN/Inf."""
         found = stream.first_nonfinite
-        seen = stream.steps_seen
         return {
-            "seen": seen,
+            "seen": stream.steps_seen,
             "recorded": max((s.size for s in stream.series.values()), default=0),
             "done": final or stream.ended,
-            # "interrupted at step 442": the step that was running; "" for a run that ran to its end.
-            "ended": f"{stream.end_reason} at step {seen}" if stream.end_reason else "",
+            "ended": stream.ended_as,
             "nonfinite": None if found is None else {"site": found[0], "step": found[1], "run": run},
         }
 
