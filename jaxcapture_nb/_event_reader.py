@@ -13,7 +13,8 @@ as TensorBoard does.
 
 The files are memory-mapped, so a large log is not held in memory whole:
 what is held is the values read from it, each scalar as a float and each
-histogram as two small arrays, until the rows of a view are made from them.
+histogram as its serialized bytes, until the rows of a view are made from
+them; only the histograms those rows keep are decoded.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import mmap
 import os
 import pathlib
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -123,11 +124,17 @@ class HistogramValue(NamedTuple):
 
 
 class TagValues(NamedTuple):
-    """One tag's values in a file's order, with their steps and wall times: floats for scalars, else :class:`HistogramValue` s."""
+    """One tag's values with their steps and wall times.
 
-    steps: list[int]
-    values: list[Any]
-    walls: list[float]
+    Scalars' values are an array of floats. Histograms' are a list, each
+    read by :func:`histogram_value`: a ``HistogramProto`` still in its
+    bytes (decoding only those a view keeps costs a long log less), or a
+    :class:`HistogramValue` made from a TensorFlow 2 tensor.
+    """
+
+    steps: np.ndarray
+    values: Any
+    walls: np.ndarray
 
 
 class Tags(NamedTuple):
@@ -140,13 +147,17 @@ class Tags(NamedTuple):
     def first_steps(self) -> dict[str, int]:
         """Each tag's first step."""
         return {
-            tag: found.steps[0] for kind in (self.histograms, self.scalars) for tag, found in kind.items()
+            tag: int(found.steps[0])
+            for kind in (self.histograms, self.scalars)
+            for tag, found in kind.items()
         }
 
     def last_steps(self) -> dict[str, int]:
         """Each tag's highest step."""
         return {
-            tag: max(found.steps) for kind in (self.histograms, self.scalars) for tag, found in kind.items()
+            tag: int(found.steps.max())
+            for kind in (self.histograms, self.scalars)
+            for tag, found in kind.items()
         }
 
 
@@ -157,8 +168,10 @@ def tags_of(events: Iterator[Any]) -> Tags:
     TensorFlow writes with the tag's first value only; tensors of other
     plugins (images, text) are left out.
     """
-    histograms: dict[str, TagValues] = {}
-    scalars: dict[str, TagValues] = {}
+    # Each tag's (step, value, wall time) triples: one append per value, as
+    # this loop runs once for every value of a long log.
+    histograms: dict[str, list[tuple[int, Any, float]]] = {}
+    scalars: dict[str, list[tuple[int, Any, float]]] = {}
     plugins: dict[str, str] = {}
     first, last = math.inf, -math.inf
     for event in events:
@@ -169,15 +182,14 @@ def tags_of(events: Iterator[Any]) -> Tags:
         first, last = min(first, wall_time), max(last, wall_time)
         for value in values:
             # Most values of a long log are scalars: their path is kept short.
-            kind, tag = value.WhichOneof("value"), value.tag
+            # A value that is not a scalar reads as a scalar of zero, so only
+            # a zero asks which kind of value it is.
+            tag, found = value.tag, value.simple_value
+            kind = "simple_value" if found else value.WhichOneof("value")
             if kind == "simple_value":
-                table, found = scalars, value.simple_value
+                table = scalars
             elif kind == "histo":
-                h = value.histo
-                table = histograms
-                # As arrays: lists of Python floats took four times the memory.
-                limits, counts = np.array(h.bucket_limit), np.array(h.bucket)
-                found = HistogramValue(h.min, h.max, h.num, h.sum, h.sum_squares, limits, counts)
+                table, found = histograms, value.histo.SerializeToString()
             elif kind == "tensor":
                 if value.HasField("metadata") and value.metadata.plugin_data.plugin_name:
                     plugins.setdefault(tag, value.metadata.plugin_data.plugin_name)
@@ -192,11 +204,74 @@ def tags_of(events: Iterator[Any]) -> Tags:
                 continue
             entry = table.get(tag)
             if entry is None:
-                entry = table[tag] = TagValues([], [], [])
-            entry.steps.append(step)
-            entry.values.append(found)
-            entry.walls.append(wall_time)
-    return Tags(histograms, scalars, (first, last) if first <= last else None)
+                entry = table[tag] = []
+            entry.append((step, found, wall_time))
+    return Tags(
+        {tag: _columns(found, list) for tag, found in histograms.items()},
+        {tag: _columns(found, lambda values: np.array(values, np.float64)) for tag, found in scalars.items()},
+        (first, last) if first <= last else None,
+    )
+
+
+def _columns(triples: list[tuple[int, Any, float]], values_as: Callable[[tuple[Any, ...]], Any]) -> TagValues:
+    steps, values, walls = zip(*triples, strict=True)
+    return TagValues(np.array(steps, np.int64), values_as(values), np.array(walls, np.float64))
+
+
+def histogram_value(found: bytes | HistogramValue) -> HistogramValue:
+    """A histogram of :class:`TagValues`, decoded.
+
+    Example:
+      >>> from tensorboard.compat.proto.summary_pb2 import HistogramProto
+      >>> proto = HistogramProto(min=-1.0, max=1.0, num=3.0, bucket_limit=[-1.0, 0.0, 1.0], bucket=[0.0, 1.0, 2.0])
+      >>> h = histogram_value(proto.SerializeToString())
+      >>> h.min, h.max, h.num, h.bucket_limit.tolist(), h.bucket.tolist()
+      (-1.0, 1.0, 3.0, [-1.0, 0.0, 1.0], [0.0, 1.0, 2.0])
+    """
+    if isinstance(found, HistogramValue):
+        return found
+    # Its fields as every writer serializes them: five doubles (fields 1 to
+    # 5) and two packed lists of doubles (6 and 7), read as arrays at once;
+    # a histogram serialized any other way is read by protobuf.
+    sums = [0.0] * 5
+    lists = {6: np.zeros(0), 7: np.zeros(0)}
+    at = 0
+    while at < len(found):
+        number, wire = found[at] >> 3, found[at] & 7
+        if wire == 1 and 1 <= number <= 5:
+            sums[number - 1] = struct.unpack_from("<d", found, at + 1)[0]
+            at += 9
+        elif wire == 2 and number in lists:
+            length, at = _varint(found, at + 1)
+            if length % 8:
+                return _histogram_by_protobuf(found)
+            lists[number] = np.frombuffer(found, "<f8", length // 8, at).astype(np.float64)
+            at += length
+        else:
+            return _histogram_by_protobuf(found)
+    least, most, num, total, squares = sums
+    return HistogramValue(least, most, num, total, squares, lists[6], lists[7])
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """The varint at ``at`` in ``data``, and where it ends."""
+    value = shift = 0
+    while True:
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at += 1
+        if byte < 0x80:
+            return value, at
+        shift += 7
+
+
+def _histogram_by_protobuf(found: bytes) -> HistogramValue:
+    from tensorboard.compat.proto.summary_pb2 import HistogramProto
+
+    h = HistogramProto.FromString(found)
+    # As arrays: lists of Python floats took four times the memory.
+    limits, counts = np.array(h.bucket_limit, np.float64), np.array(h.bucket, np.float64)
+    return HistogramValue(h.min, h.max, h.num, h.sum, h.sum_squares, limits, counts)
 
 
 def _array(tensor: Any) -> Any:

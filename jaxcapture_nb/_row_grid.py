@@ -135,8 +135,18 @@ def kept_appends(count: int, capacity: int) -> tuple[int, ...]:
     Example:
       >>> kept_appends(7, 4)
       (0, 2, 4, 6)
+      >>> kept_appends(8, 4)
+      (0, 4, 7)
     """
-    grid = RowGrid(capacity)
-    for k in range(count):
-        grid.advance(k, [])
-    return tuple(grid.steps[: grid.size].tolist())
+    # What RowGrid.advance does, on counts alone: the rows kept are every
+    # stride-th append, as thinning keeps every second row of such a grid,
+    # and the last append where it is off the grid.
+    size, stride, off_grid = 0, 1, False
+    for appended in range(count):
+        size -= off_grid
+        if size == capacity:
+            size, stride = (size + 1) // 2, 2 * stride
+        size += 1
+        off_grid = appended % stride != 0
+    last = [count - 1] if off_grid else []
+    return (*range(0, count - off_grid, stride), *last)

@@ -39,7 +39,15 @@ from typing import Any
 import numpy as np
 
 from jaxcapture_nb import _event_reader, _schema
-from jaxcapture_nb._event_reader import FileReport, Tags, TagValues, problems_text, tags_of
+from jaxcapture_nb._event_reader import (
+    FileReport,
+    HistogramValue,
+    Tags,
+    TagValues,
+    histogram_value,
+    problems_text,
+    tags_of,
+)
 from jaxcapture_nb._row_grid import kept_appends
 from jaxcapture_nb._stream import Stream, row_stats
 from jaxcapture_nb._summary import DEFAULT_BINS, Summary
@@ -98,17 +106,18 @@ def open_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
 def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_steps: int = 500) -> Stream:
     """The :class:`Stream` a saved run fills, as :func:`open_run` shows it (same arguments)."""
     require("tensorboard")
-    histograms, scalars, scalar_walls, wall_times = _histograms_and_scalars(run_path(path))
+    histograms, scalars, wall_times = _histograms_and_scalars(run_path(path))
     if bins is None:
-        bins = next((b for b in map(_even_bins, histograms.values()) if b), DEFAULT_BINS)
+        firsts = (histogram_value(found.values[0]) for found in histograms.values())
+        bins = next((b for b in map(_even_bins, firsts) if b), DEFAULT_BINS)
     stream = Stream(bins=bins, include=None, every=1, keep_steps=keep_steps, grads=False)
     site_stats = {f"{tag}/{s.key}" for tag in histograms for s in _schema.STATS}
-    for order, (tag, events) in enumerate(histograms.items()):
-        stats = {key: scalars.get(f"{tag}/{key}", {}) for key in _SUMMARY_STATS}
-        _fill_site(stream, order, tag, events, stats)
-    for tag, events in scalars.items():
+    for order, (tag, found) in enumerate(histograms.items()):
+        stats = {key: scalars.get(f"{tag}/{key}") for key in _SUMMARY_STATS}
+        _fill_site(stream, order, tag, found, stats)
+    for tag, found in scalars.items():
         if tag not in site_stats:
-            _fill_scalar(stream, tag, events, scalar_walls[tag])
+            _fill_scalar(stream, tag, found)
     if wall_times:
         # The events' wall times span the first step to the last, as the
         # live view's pace does: the same rate, live or reopened.
@@ -216,13 +225,8 @@ def even_counts(
 
 def _histograms_and_scalars(
     run: pathlib.Path,
-) -> tuple[
-    dict[str, dict[int, Any]],
-    dict[str, dict[int, float]],
-    dict[str, dict[int, float]],
-    tuple[float, float] | None,
-]:
-    """A run's histograms and scalars by tag and step, from its event files, the scalars' wall times, and the span of all.
+) -> tuple[dict[str, TagValues], dict[str, TagValues], tuple[float, float] | None]:
+    """A run's histograms and scalars by tag, in step order, from its event files, and the wall times they span.
 
     The files of a folder are read in name order, as TensorBoard reads them,
     as one run: several writers may share a run, and a run that was resumed
@@ -260,25 +264,43 @@ def _histograms_and_scalars(
     return (
         _by_step([tags.histograms for _, tags in kept]),
         _by_step([tags.scalars for _, tags in kept]),
-        _by_step([tags.scalars for _, tags in kept], "walls"),
         wall_times,
     )
 
 
-def _by_step(files: list[dict[str, TagValues]], field: str = "values") -> dict[str, dict[int, Any]]:
-    """Each tag's values (or wall times) by step, in step order, over ``files``; of repeated steps (a run written twice), the last."""
-    steps: dict[str, list[int]] = {}
-    values: dict[str, list[Any]] = {}
+def _by_step(files: list[dict[str, TagValues]]) -> dict[str, TagValues]:
+    """Each tag's values over ``files``, in step order; of repeated steps (a run written twice), the last."""
+    parts: dict[str, list[TagValues]] = {}
     for tags in files:
         for tag, found in tags.items():
-            steps.setdefault(tag, []).extend(found.steps)
-            values.setdefault(tag, []).extend(getattr(found, field))
-    return {tag: dict(sorted(dict(zip(steps[tag], values[tag], strict=True)).items())) for tag in steps}
+            parts.setdefault(tag, []).append(found)
+    return {tag: _in_step_order(found) for tag, found in parts.items()}
 
 
-def _even_bins(events: dict[int, Any]) -> int | None:
-    """How many equal buckets a tag's first histogram has, or None if they are not equal."""
-    h = next(iter(events.values()))
+def _in_step_order(parts: list[TagValues]) -> TagValues:
+    """One tag's values from several files, in step order, the last of repeated steps kept.
+
+    Example:
+      >>> first = TagValues(np.array([0, 1, 2]), np.array([0.0, 1.0, 2.0]), np.zeros(3))
+      >>> again = TagValues(np.array([1, 3]), np.array([10.0, 30.0]), np.ones(2))
+      >>> found = _in_step_order([first, again])
+      >>> found.steps.tolist(), found.values.tolist(), found.walls.tolist()
+      ([0, 1, 2, 3], [0.0, 10.0, 2.0, 30.0], [0.0, 1.0, 0.0, 1.0])
+    """
+    steps = np.concatenate([part.steps for part in parts])
+    order = np.argsort(steps, kind="stable")
+    ordered = steps[order]
+    keep = order[np.append(ordered[1:] != ordered[:-1], True)]
+    if isinstance(parts[0].values, np.ndarray):
+        values: Any = np.concatenate([part.values for part in parts])[keep]
+    else:
+        every = [value for part in parts for value in part.values]
+        values = [every[k] for k in keep]
+    return TagValues(steps[keep], values, np.concatenate([part.walls for part in parts])[keep])
+
+
+def _even_bins(h: HistogramValue) -> int | None:
+    """How many equal buckets a histogram has, or None if they are not equal."""
     bins = len(h.bucket_limit) - 1
     if bins < 1 or not h.min < h.max or h.bucket[0] != 0:
         return None
@@ -290,7 +312,7 @@ def _even_bins(events: dict[int, Any]) -> int | None:
 
 
 def _fill_site(
-    stream: Stream, order: int, tag: str, events: dict[int, Any], stats: dict[str, dict[int, Any]]
+    stream: Stream, order: int, tag: str, found: TagValues, stats: dict[str, TagValues | None]
 ) -> None:
     """Records a histogram tag's events as the rows of a site, with their statistics if logged.
 
@@ -300,16 +322,17 @@ def _fill_site(
     """
     label, kind = parse_site_tag(tag)
     series = stream._series(("log", tag), label, kind)
-    zeros_known = bool(stats["zero_pct"])
-    steps = list(events)
+    zeros_known = stats["zero_pct"] is not None
     for key in ("nan", "posinf", "neginf"):
-        held = [step for step, count in stats[key].items() if count > 0]
-        if held:
-            stream._flag(series, min(held), order)
-    kept = [steps[k] for k in kept_appends(len(steps), stream.keep_steps)]
-    if not kept:
+        counts = stats[key]
+        held = counts.steps[counts.values > 0] if counts is not None else ()
+        if len(held):
+            stream._flag(series, int(held.min()), order)
+    indices = kept_appends(len(found.steps), stream.keep_steps)
+    if not indices:
         return
-    histograms = [events[step] for step in kept]
+    kept = [int(found.steps[k]) for k in indices]
+    histograms = [histogram_value(found.values[k]) for k in indices]
     stacked, sizes = _summaries(_even_histograms(histograms, stream.bins), histograms, kept, stats)
     # Made together: one pass over all the rows' histograms for their percentiles.
     rows = row_stats(stacked, sizes, series.layout)
@@ -317,7 +340,7 @@ def _fill_site(
         rows[:, series.columns.index("zero_pct")] = math.nan
     for step, row, hist in zip(kept, rows, stacked.hist, strict=True):
         stream._append(series, step, order, row, hist)
-    series.calls = max(events, default=-1) + 1
+    series.calls = int(found.steps[-1]) + 1
 
 
 def _even_histograms(histograms: list[Any], bins: int) -> list[tuple[float, float, np.ndarray]]:
@@ -346,7 +369,7 @@ def _summaries(
     evens: list[tuple[float, float, np.ndarray]],
     histograms: list[Any],
     steps: list[int],
-    logged: dict[str, dict[int, Any]],
+    logged: dict[str, TagValues | None],
 ) -> tuple[Summary, np.ndarray]:
     """The summaries of a site's rows, stacked, and each row's number of values.
 
@@ -356,7 +379,7 @@ def _summaries(
       evens: each row's histogram on equal bins, as (lo, hi, counts).
       histograms: each row's ``HistogramProto``, for its sums and range.
       steps: each row's step.
-      logged: per statistic, its logged values by step.
+      logged: per statistic, its logged values in step order, if any.
     """
     lo, hi = (np.array([e[k] for e in evens], np.float64) for k in (0, 1))
     hists = np.stack([e[2] for e in evens]).astype(np.int64)
@@ -364,7 +387,7 @@ def _summaries(
     num, total, sums, squares, least, most = (
         np.array(column, np.float64)
         for column in zip(
-            *((h.num, np.sum(h.bucket), h.sum, h.sum_squares, h.min, h.max) for h in histograms), strict=True
+            *((h.num, h.bucket.sum(), h.sum, h.sum_squares, h.min, h.max) for h in histograms), strict=True
         )
     )
     # Sums are only as good as the count they were made with: a log whose
@@ -383,11 +406,11 @@ def _summaries(
         for key, v in (("min", least), ("max", most), ("mean", mean), ("std", std))
     }
     derived |= {key: np.zeros(len(evens)) for key in ("nan", "posinf", "neginf", "zero_pct")}
-    for key, values in logged.items():
-        if values and key in derived:
-            present = np.array([step in values for step in steps])
-            given = np.array([float(values.get(step, math.nan)) for step in steps])
-            derived[key] = np.where(present, given, derived[key])
+    at_steps = np.array(steps, np.int64)
+    for key, given in logged.items():
+        if given is not None and key in derived:
+            at = np.minimum(np.searchsorted(given.steps, at_steps), len(given.steps) - 1)
+            derived[key] = np.where(given.steps[at] == at_steps, given.values[at], derived[key])
     nonfinite = np.stack([derived[key] for key in ("nan", "posinf", "neginf")], axis=1)
     nonfinite = np.nan_to_num(nonfinite, nan=0.0).astype(np.int64)
     size = count + nonfinite.sum(axis=1)
@@ -399,18 +422,17 @@ def _summaries(
     return Summary(stats=stats, counts=counts, shape=(), dtype="float32"), size
 
 
-def _fill_scalar(stream: Stream, tag: str, events: dict[int, Any], walls: dict[int, float]) -> None:
-    """Records a scalar tag's events, as :func:`_fill_site` records a site's: the kept rows, the first NaN."""
-    steps = list(events)
-    nonfinite = [step for step, value in events.items() if not math.isfinite(value)]
+def _fill_scalar(stream: Stream, tag: str, found: TagValues) -> None:
+    """Records a scalar tag's values, as :func:`_fill_site` records a site's: the kept rows, the first NaN."""
+    nonfinite = found.steps[~np.isfinite(found.values)]
     series = stream.scalar_series(tag)
     one = np.ones(1, np.int32)
     with stream.lock:
-        for k in kept_appends(len(steps), stream.keep_steps):
-            step = steps[k]
-            if series.append_row(step, stream.scalar_row(events[step]), one, walls[step]):
+        for k in kept_appends(len(found.steps), stream.keep_steps):
+            step = int(found.steps[k])
+            if series.append_row(step, stream.scalar_row(float(found.values[k])), one, float(found.walls[k])):
                 stream.version += 1
             stream._recorded(series, step)
-    if nonfinite:
-        stream._flag(series, nonfinite[0], sys.maxsize)
-    series.calls = max(events) + 1
+    if len(nonfinite):
+        stream._flag(series, int(nonfinite[0]), sys.maxsize)
+    series.calls = int(found.steps[-1]) + 1

@@ -392,3 +392,27 @@ def test_a_logged_scalar_keeps_its_wall_time_in_the_log(tmp_path):
     saved = open_run(tmp_path).stream.scalars["loss"]
     # The time each value was logged at, not the time the writer got to it.
     np.testing.assert_allclose(saved.walls[: saved.size], live.walls[: live.size], rtol=0, atol=1e-6)
+
+
+def test_a_histogram_is_read_from_its_bytes_as_protobuf_reads_it_packed_or_not():
+    from jaxcapture_nb._event_reader import histogram_value
+
+    proto = summary_pb2.HistogramProto(
+        min=-2.0, max=3.0, num=6.0, sum=1.5, sum_squares=9.25, bucket_limit=[-2.0, 0.5, 3.0], bucket=[0, 4, 2]
+    )
+    # Packed, as every writer serializes the repeated fields; then one double
+    # per field record, which protobuf also accepts and only it reads here.
+    packed = proto.SerializeToString()
+    scalars = b"".join(
+        bytes([number << 3 | 1]) + struct.pack("<d", v) for number, v in enumerate([-2, 3, 6, 1.5, 9.25], 1)
+    )
+    unpacked = scalars + b"".join(
+        bytes([number << 3 | 1]) + struct.pack("<d", v)
+        for number, values in ((6, proto.bucket_limit), (7, proto.bucket))
+        for v in values
+    )
+    assert summary_pb2.HistogramProto.FromString(unpacked) == proto
+    for data in (packed, unpacked):
+        h = histogram_value(data)
+        assert (h.min, h.max, h.num, h.sum, h.sum_squares) == (-2.0, 3.0, 6.0, 1.5, 9.25)
+        assert h.bucket_limit.tolist() == [-2.0, 0.5, 3.0] and h.bucket.tolist() == [0.0, 4.0, 2.0]

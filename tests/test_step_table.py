@@ -7,7 +7,7 @@ from flax import nnx
 
 from jaxcapture_nb import capture, watch
 from jaxcapture_nb._batch import device_layout, needs_careful, packed_rows, padded_table, table_size
-from jaxcapture_nb._row_grid import RowGrid
+from jaxcapture_nb._row_grid import RowGrid, kept_appends
 from jaxcapture_nb._step_table import StepTable
 from jaxcapture_nb._stream import RowLayout, SeriesBlock
 from jaxcapture_nb._summary import packed_summary
@@ -175,6 +175,16 @@ def test_rows_a_later_step_replaces_are_not_made_and_their_nonfinite_values_stil
     # from the steps themselves.
     assert made == [10 * 2]
     assert len(summarized) == 10
+
+
+@pytest.mark.parametrize("capacity", [2, 3, 4, 7, 16])
+def test_the_rows_a_log_keeps_are_those_a_grid_keeps_as_rows_arrive(capacity):
+    """``kept_appends`` counts what ``RowGrid.advance`` does without making the rows."""
+    for count in range(12 * capacity):
+        grid = RowGrid(capacity)
+        for step in range(count):
+            grid.advance(step, [])
+        assert kept_appends(count, capacity) == tuple(grid.steps[: grid.size].tolist()), count
 
 
 def test_readers_of_grid_members_each_learn_of_the_rewritten_latest_row():
