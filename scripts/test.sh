@@ -18,7 +18,7 @@ fi
 # at the end, and the exit status is non-zero when either failed.
 mkdir -p test-artifacts
 set +e
-.venv/bin/python -m pytest --nbval-current-env "$@" 2>&1 | tee test-artifacts/pytest-host.log
+.venv/bin/python -m pytest --nbval-current-env --durations=25 "$@" 2>&1 | tee test-artifacts/pytest-host.log
 host=$?
 bash scripts/test_newest.sh "$@" 2>&1 | tee test-artifacts/pytest-newest.log
 newest=$?

@@ -32,7 +32,7 @@ case "${1:-}" in
 print(f"Newest stack: Python {platform.python_version()}, flax {flax.__version__},",
       f"jax {jax.__version__}, jaxlib {jaxlib.__version__}")'
     python -m ipykernel install --user --name python3 >/dev/null
-    exec python -m pytest --nbval-current-env --ignore=tests/browser "$@"
+    exec python -m pytest --nbval-current-env --durations=25 --ignore=tests/browser "$@"
     ;;
 esac
 
