@@ -42,7 +42,7 @@ def live_text(stream: Stream) -> str:
         return "LiveView: nothing recorded yet"
     lines = [
         f"LiveView: {counted(len(series), 'site')}, {counted(seen, 'step')} seen"
-        + (f", {stream.ended_as}" if stream.end_reason else "")
+        + (f", {stream.ended_as}" if stream.ended_as else "")
         + (f", scalars: {', '.join(map(shown_name, scalars))}" if scalars else "")
     ]
     if found is not None:
