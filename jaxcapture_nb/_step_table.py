@@ -139,7 +139,7 @@ class TableSlot:
 # without holding Python's lock), started as the step is traced, beside
 # the step's own: a capture summarizes a table as its call returns, and a
 # watch's first row waits for its summaries. What compiles ahead is the
-# quick program, in about half the time, so that a first capture or row
+# quick program, in well under half the time, so that a first capture or row
 # waits for little beyond its step; the careful one compiles when a value
 # first needs it. Started once the step had run instead, a first row of a
 # watch came a tenth later on two cores, where the step compiled alone.
