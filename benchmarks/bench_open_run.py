@@ -55,10 +55,10 @@ def write_log(folder: pathlib.Path, sites: int, steps: int, every: int = EVERY) 
                 stats = np.zeros(len(columns), np.float32)
                 stats[[columns.index(k) for k in ("mean", "std", "min", "max")]] = values
                 stats[[columns.index("lo"), columns.index("hi")]] = (-3.0, 3.0)
-                writer.add_row(s, step, stats, rng.integers(0, 1000, 64).astype(np.int32))
+                writer.add_rows([s], step, stats[None], rng.integers(0, 1000, (1, 64)).astype(np.int32))
         stats = np.zeros(len(loss.columns), np.float32)
         stats[loss.columns.index("mean")] = 1.0 / (step + 1)
-        writer.add_row(loss, step, stats, np.zeros(1, np.int32))
+        writer.add_rows([loss], step, stats[None], np.zeros((1, 1), np.int32))
     writer.close()
 
 

@@ -14,8 +14,10 @@ classes to this protocol.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
 
 from jaxcapture_nb._clock import StepClock
 
@@ -82,6 +84,37 @@ class BackendDrains:
         """Asks every backend for what it still holds: the steps it finished, or, ``final``, everything."""
         for drain in self._drains:
             drain(final)
+
+
+@runtime_checkable
+class RunWriter(Protocol):
+    """Where a :class:`~jaxcapture_nb._stream.Stream` hands every row it records, to keep a run.
+
+    :class:`~jaxcapture_nb._tensorboard.LogWriter` (a TensorBoard event file)
+    is the first; a writer for another tracker or store is a class with
+    these four methods, added to the stream's ``writers``.
+    """
+
+    def add_rows(self, series: Sequence[Any], step: int, stats: np.ndarray, hists: np.ndarray) -> None:
+        """Takes the rows of ``series`` (``SiteSeries``) at ``step``: row ``k`` of ``stats`` and ``hists`` is ``series[k]``'s.
+
+        Called as the rows are recorded, under the stream's lock, so it only
+        queues them; the arrays are the stream's own, which later rows may
+        overwrite, so a writer copies what it keeps.
+        """
+        ...
+
+    def flush(self) -> None:
+        """Returns once every row taken so far is kept (or dropped after a failure it reports)."""
+        ...
+
+    def close(self) -> None:
+        """Keeps every row taken, lets go of what it holds, and :meth:`report` s a failure."""
+        ...
+
+    def report(self) -> None:
+        """Warns, once, if keeping the run failed: where, why, and what to do."""
+        ...
 
 
 @runtime_checkable

@@ -45,7 +45,7 @@ from jaxcapture_nb._batch import device_layout, nonfinite_values
 from jaxcapture_nb._clock import StepClock, StepPace
 from jaxcapture_nb._hosts import fetch_all, readable, replicated, to_host
 from jaxcapture_nb._names import quoted
-from jaxcapture_nb._protocols import BackendDrains, Delivery, PackedRow
+from jaxcapture_nb._protocols import BackendDrains, Delivery, PackedRow, RunWriter
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
 from jaxcapture_nb._row_grid import RowGrid
@@ -513,10 +513,11 @@ class Stream(BackendDrains):
         self._orders: dict[Any, int] = {}  # per site, when its first value was sowed (see _list_in_order)
         # Called on the training loop's thread after each call that handed over rows.
         self.after_call: list[Callable[[], None]] = []
-        # Called with (series, step, stats, hist) as each row is recorded, on the
-        # thread that settles and under the lock: the row as the series keeps it,
-        # which the next rows may overwrite. Scalars are series of kind "scalar".
-        self.on_row: list[Callable[[SiteSeries, int, np.ndarray, np.ndarray], None]] = []
+        # Handed every row as it is recorded, on the thread that settles and
+        # under the lock (see RunWriter): a step's rows of a table at once, as
+        # the block keeps them; scalars are series of kind "scalar". A writer
+        # wants every row, so no table is left unsummarized (see _waits).
+        self.writers: list[RunWriter] = []
 
     # -- the recorder interface a backend uses (see SiteRecorder) -----------------
 
@@ -613,7 +614,7 @@ class Stream(BackendDrains):
             and isinstance(table.flags, jax.Array)
             and sites.block is not None
             and sites.block.intact()
-            and not self.on_row
+            and not self.writers
         )
 
     def _wait(self, sites: _TableSites, step: int, table: StepTable) -> None:
@@ -937,7 +938,7 @@ class Stream(BackendDrains):
         were let go (see :meth:`_wait`).
         """
         replaced = [rows.let_go for rows in tables]
-        if self.on_row:
+        if self.writers:
             return replaced
         positions: dict[int, list[int]] = {}
         for i, rows in enumerate(tables):
@@ -991,7 +992,7 @@ class Stream(BackendDrains):
     def _in_block(self, rows: _TableRows, unstacked: bool) -> bool:
         """Whether a table's rows go into its sites' block with one assignment (see :meth:`_record_table`)."""
         block = rows.sites.block
-        return unstacked and block is not None and block.intact() and not self.on_row
+        return unstacked and block is not None and block.intact()
 
     def _record_table(
         self,
@@ -1012,6 +1013,8 @@ class Stream(BackendDrains):
                 if sites.block.append(step, stats, hists):
                     self.version += 1
                 self._flag_sites(sites, step, stats[:, self.layout.nonfinite].sum(axis=1) > 0)
+                for writer in self.writers:
+                    writer.add_rows(sites.series, step, stats, hists)
             return
         with self.lock:
             sites.waiting -= rows.waits  # its row is made now, as the grid moves on
@@ -1033,9 +1036,10 @@ class Stream(BackendDrains):
             self._recorded(series, step)
 
     def _recorded(self, series: SiteSeries, step: int) -> None:
-        """Hands the row just recorded to the ``on_row`` listeners."""
-        for listener in self.on_row:
-            listener(series, step, series.stats[series.size - 1], series.hists[series.size - 1])
+        """Hands the row just recorded to the :attr:`writers`."""
+        row = series.size - 1
+        for writer in self.writers:
+            writer.add_rows((series,), step, series.stats[row : row + 1], series.hists[row : row + 1])
 
     # -- reading -----------------------------------------------------------------
 

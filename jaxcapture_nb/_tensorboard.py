@@ -37,6 +37,7 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,10 @@ _NOT_SCALARS = ("lo", "hi")
 # Tells the writing thread that no row comes after it; a threading.Event
 # queued by flush() asks it to flush and set the event.
 _CLOSE = object()
+
+# What add_rows queues: the series, their step, their rows (stats and
+# histograms, copied) and the wall time of each row.
+_Rows = tuple[tuple[SiteSeries, ...], int, np.ndarray, np.ndarray, list[float]]
 
 
 def require(module: str = "tensorboardX") -> Any:
@@ -123,8 +128,8 @@ def histogram_edges(lo: float, hi: float, bins: int) -> np.ndarray:
 class LogWriter:
     """Writes the rows a :class:`Stream` records to a new TensorBoard event file in ``log_dir``.
 
-    Add :meth:`add_row` to the stream's ``on_row`` listeners; it only queues
-    the row. A thread of the writer's own builds the events and appends
+    A :class:`~jaxcapture_nb._protocols.RunWriter`: add it to the stream's
+    ``writers``; :meth:`add_rows` only queues the rows. A thread of the writer's own builds the events and appends
     them to the file (:class:`~jaxcapture_nb._event_file.EventFile`) as
     soon as it takes them, so a process that is killed loses only the rows
     still queued.
@@ -157,16 +162,18 @@ class LogWriter:
         self._thread = threading.Thread(target=self._write_rows, name="jaxcapture-tensorboard", daemon=True)
         self._thread.start()
 
-    def add_row(self, series: SiteSeries, step: int, stats: np.ndarray, hist: np.ndarray) -> None:
-        """Queues a recorded row (a ``Stream.on_row`` listener); copies what it keeps.
+    def add_rows(self, series: Sequence[SiteSeries], step: int, stats: np.ndarray, hists: np.ndarray) -> None:
+        """Queues the rows of ``series`` at ``step``, row ``k`` of ``stats`` and ``hists`` being ``series[k]``'s; copies them.
 
         A scalar's event carries the time it was logged at, as TensorBoard's
         own writers stamp it; a site's, the time its row was made.
         """
-        logged = series.walls[series.size - 1] if series.walls is not None and series.size else math.nan
-        self._rows.put(
-            (series, step, stats.copy(), hist.copy(), logged if math.isfinite(logged) else time.time())
-        )
+        now = time.time()
+        walls = []
+        for s in series:
+            logged = s.walls[s.size - 1] if s.walls is not None and s.size else math.nan
+            walls.append(logged if math.isfinite(logged) else now)
+        self._rows.put((tuple(series), step, stats.copy(), hists.copy(), walls))
 
     def flush(self) -> None:
         """Waits until every row queued so far is in the file (or dropped after a failure)."""
@@ -215,7 +222,7 @@ class LogWriter:
                 item.set()  # what flush() waits for
             self._write_safely(rows)
 
-    def _write_safely(self, rows: list[tuple[SiteSeries, int, np.ndarray, np.ndarray, float]]) -> None:
+    def _write_safely(self, rows: list[_Rows]) -> None:
         """Writes rows, or after a failure drops them: :meth:`report` tells."""
         if self._error is None and rows:
             try:
@@ -225,17 +232,18 @@ class LogWriter:
                 if self._stopped_at is None:  # it failed before it wrote: at the first row
                     self._stopped_at = rows[0][1]
 
-    def _write(self, rows: list[tuple[SiteSeries, int, np.ndarray, np.ndarray, float]]) -> None:
+    def _write(self, rows: list[_Rows]) -> None:
         """Writes rows in the order they came, one event per run of rows of the same step.
 
         A stream records a step's rows one after another, so each run is
         a step; keeping the order keeps every tag's steps in order.
         """
         events: list[tuple[int, float, list[Any]]] = []
-        for series, step, stats, hist, walltime in rows:
-            if not events or events[-1][0] != step:
-                events.append((step, walltime, []))
-            events[-1][2].extend(self._values(series, stats, hist))
+        for many, step, stats, hists, walls in rows:
+            for series, row, hist, walltime in zip(many, stats, hists, walls, strict=True):
+                if not events or events[-1][0] != step:
+                    events.append((step, walltime, []))
+                events[-1][2].extend(self._values(series, row, hist))
         try:
             self._file.write(
                 [

@@ -193,7 +193,7 @@ class Watch:
             self._saved_at = time.perf_counter()
         if self.log_dir is not None and jax.process_index() == 0:
             self._log = LogWriter(self.log_dir)
-            self.stream.on_row.append(self._log.add_row)
+            self.stream.writers.append(self._log)
         if self.model is not None:
             self._backend = NnxCapture(self.model, (nnx.Intermediate,), self.stream, methods=self.methods)
             self._backend.install()

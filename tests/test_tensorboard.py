@@ -109,6 +109,26 @@ def test_the_log_keeps_every_recorded_step_the_view_thinned(tmp_path):
         assert events[step].histogram_value.bucket[1:] == hist.astype(float).tolist()
 
 
+def test_a_log_takes_each_step_of_a_table_at_once_and_leaves_the_stream_its_fast_path(tmp_path, monkeypatch):
+    """A writer gets a step's rows of a compiled call together; the sites keep their rows in one block."""
+    calls = []
+    add_rows = LogWriter.add_rows
+
+    def counted(self, series, step, stats, hists):
+        calls.append((tuple(s.label for s in series), step, stats.shape))
+        add_rows(self, series, step, stats, hists)
+
+    monkeypatch.setattr(LogWriter, "add_rows", counted)
+    w = train(tmp_path, steps=5)
+    tables = list(w.stream._tables.values())
+    assert tables and all(t.block is not None and t.block.intact() for t in tables)
+    site_calls = [c for c in calls if c[0] != ("loss",)]
+    labels = tuple(sorted(s.label for s in w.stream.series.values()))
+    assert [(tuple(sorted(names)), step) for names, step, _ in site_calls] == [(labels, s) for s in range(5)]
+    assert all(shape[0] == len(labels) for *_, shape in site_calls)
+    assert len(accumulate(tmp_path).Histograms("act")) == 5
+
+
 def test_tensorboards_data_layer_sees_the_run(tmp_path):
     """What `tensorboard --logdir` serves: its histogram buckets are the row's, exactly."""
     from tensorboard import context
