@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jaxcapture_nb._run_sources import RunSource, is_path, named_runs, stream_of_run
+from jaxcapture_nb._run_sources import RunSource, named_runs, reader_of, stream_of_run
 from jaxcapture_nb._stream import Stream
 from jaxcapture_nb._watch import Watch
 
@@ -66,12 +66,12 @@ def overlay_runs(
     streams: dict[str, Stream] = {}
     # Runs in memory first: a saved run is read with their bins, or with the first saved run's.
     for name, source in named:
-        if not is_path(source):
+        if reader_of(source) is None:
             streams[name] = stream_of_run(name, source)
     if bins is None and streams:
         bins = next(iter(streams.values())).bins
     for name, source in named:
-        if is_path(source):
+        if reader_of(source) is not None:
             streams[name] = stream_of_run(name, source, bins=bins, keep_steps=keep_steps)
             bins = streams[name].bins
     view = LiveView({name: streams[name] for name, _ in named})

@@ -2,11 +2,16 @@
 
 A run is what ``watch()`` records: its :class:`~jaxcapture_nb.Watch` (running
 or ended), the watch's :class:`~jaxcapture_nb.LiveView`, the
-:class:`~jaxcapture_nb._stream.Stream` behind both, or the TensorBoard log it
-wrote (a folder or an event file), read as :func:`~jaxcapture_nb.open_run`
+:class:`~jaxcapture_nb._stream.Stream` behind both, or a run a store keeps,
+which a reader of :data:`READERS` reads: the TensorBoard log ``watch``
+wrote (a folder or an event file) is read as :func:`~jaxcapture_nb.open_run`
 reads it. :func:`overlay_runs <jaxcapture_nb.overlay_runs>` and
 :func:`compare_runs <jaxcapture_nb.compare_runs>` take runs only through
-:func:`stream_of_run`, so a run of a new kind is taught here once.
+:func:`stream_of_run`, so a run of a new kind is taught here once, and a
+new store is one module: a :class:`~jaxcapture_nb._protocols.RunReader`
+listed in :data:`READERS` (and a
+:class:`~jaxcapture_nb._protocols.RunWriter` that ``watch`` adds to its
+stream's ``writers``).
 """
 
 from __future__ import annotations
@@ -15,11 +20,25 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jaxcapture_nb._runs import read_run, runs_in
+from jaxcapture_nb._protocols import RunReader
+from jaxcapture_nb._runs import TensorBoardReader
 from jaxcapture_nb._stream import Stream
 from jaxcapture_nb._watch import Watch
 
-RunSource = Any  # a Watch, a LiveView, a Stream, or the path of a saved run
+RunSource = Any  # a Watch, a LiveView, a Stream, or what a reader reads (the path of a saved run)
+
+# The stores saved runs are read from, asked in order: the first that reads a source reads it.
+READERS: list[RunReader] = [TensorBoardReader()]
+
+
+def reader_of(source: Any) -> RunReader | None:
+    """The reader of :data:`READERS` that reads ``source``; None for a run in memory or an unknown one.
+
+    Example:
+      >>> type(reader_of("runs/lr-1e-3")).__name__, reader_of(3)
+      ('TensorBoardReader', None)
+    """
+    return next((reader for reader in READERS if reader.reads(source)), None)
 
 
 def named_runs(runs: Any, caller: str) -> list[tuple[str, RunSource]]:
@@ -33,8 +52,9 @@ def named_runs(runs: Any, caller: str) -> list[tuple[str, RunSource]]:
       TypeError: ``runs`` is none of those.
       ValueError: no run, or a name given twice.
     """
-    if is_path(runs):
-        named = [(name, os.fspath(path)) for name, path in runs_in(runs).items()]
+    reader = reader_of(runs)
+    if reader is not None:
+        named = list(reader.runs_in(runs).items())
     elif isinstance(runs, Mapping):
         named = [(str(name), source) for name, source in runs.items()]
     elif isinstance(runs, Sequence):
@@ -88,10 +108,9 @@ def stream_of_run(name: str, source: RunSource, *, bins: int | None = None, keep
     """
     from jaxcapture_nb._widgets.live_view import LiveView  # needs ipywidgets
 
-    if is_path(source):
-        stream = read_run(source, bins=bins, keep_steps=keep_steps)
-        stream.ended = True  # a log gets no more rows
-        return stream
+    reader = reader_of(source)
+    if reader is not None:
+        return reader.read(source, bins=bins, keep_steps=keep_steps)
     if isinstance(source, Watch):
         if source.view is None:
             raise ValueError(

@@ -126,6 +126,21 @@ def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
     return stream
 
 
+class TensorBoardReader:
+    """Runs kept as TensorBoard event files: a folder of them, or one file (a :class:`~jaxcapture_nb._protocols.RunReader`)."""
+
+    def reads(self, source: Any) -> bool:
+        return isinstance(source, (str, os.PathLike))
+
+    def runs_in(self, source: Any) -> dict[str, Any]:
+        return {name: os.fspath(path) for name, path in runs_in(source).items()}
+
+    def read(self, source: Any, *, bins: int | None, keep_steps: int) -> Stream:
+        stream = read_run(source, bins=bins, keep_steps=keep_steps)
+        stream.ended = True  # a log gets no more rows
+        return stream
+
+
 def runs_in(path: str | os.PathLike[str]) -> dict[str, pathlib.Path]:
     """The runs under ``path``, by name, in name order, as TensorBoard lists the runs of a ``--logdir``.
 
@@ -321,13 +336,13 @@ def _fill_site(
     step that held a NaN or an Inf is flagged wherever it lies.
     """
     label, kind = parse_site_tag(tag)
-    series = stream._series(("log", tag), label, kind)
+    series = stream.site_series(("log", tag), label, kind)
     zeros_known = stats["zero_pct"] is not None
     for key in ("nan", "posinf", "neginf"):
         counts = stats[key]
         held = counts.steps[counts.values > 0] if counts is not None else ()
         if len(held):
-            stream._flag(series, int(held.min()), order)
+            stream.flag_nonfinite(series, int(held.min()), order)
     indices = kept_appends(len(found.steps), stream.keep_steps)
     if not indices:
         return
@@ -339,7 +354,7 @@ def _fill_site(
     if not zeros_known:
         rows[:, series.columns.index("zero_pct")] = math.nan
     for step, row, hist in zip(kept, rows, stacked.hist, strict=True):
-        stream._append(series, step, order, row, hist)
+        stream.add_row(series, step, order, row, hist)
     series.calls = int(found.steps[-1]) + 1
 
 
@@ -426,13 +441,8 @@ def _fill_scalar(stream: Stream, tag: str, found: TagValues) -> None:
     """Records a scalar tag's values, as :func:`_fill_site` records a site's: the kept rows, the first NaN."""
     nonfinite = found.steps[~np.isfinite(found.values)]
     series = stream.scalar_series(tag)
-    one = np.ones(1, np.int32)
-    with stream.lock:
-        for k in kept_appends(len(found.steps), stream.keep_steps):
-            step = int(found.steps[k])
-            if series.append_row(step, stream.scalar_row(float(found.values[k])), one, float(found.walls[k])):
-                stream.version += 1
-            stream._recorded(series, step)
+    for k in kept_appends(len(found.steps), stream.keep_steps):
+        stream.add_scalar_row(series, int(found.steps[k]), float(found.values[k]), float(found.walls[k]))
     if len(nonfinite):
-        stream._flag(series, int(nonfinite[0]), sys.maxsize)
+        stream.flag_nonfinite(series, int(nonfinite[0]), sys.maxsize)
     series.calls = int(found.steps[-1]) + 1

@@ -756,14 +756,25 @@ class Stream(BackendDrains):
         return row
 
     def _scalar(self, name: str, step: int, value: float, wall: float = math.nan) -> None:
-        row = self.scalar_row(value)
         with self.lock:
             series = self.scalar_series(name)
-            if series.append_row(step, row, np.ones(1, np.int32), wall):
-                self.version += 1
+            self.add_scalar_row(series, step, value, wall)
             if not math.isfinite(value):
                 # After the sites of the same step, which say where it began.
-                self._flag(series, step, sys.maxsize)
+                self.flag_nonfinite(series, step, sys.maxsize)
+
+    # -- what a reader of saved runs fills a stream with (see _run_sources) ------
+
+    def site_series(self, key: Any, label: str, kind: str) -> SiteSeries:
+        """The series of a site, by a key of the reader's choosing, made on first use with ``label`` and ``kind``."""
+        with self.lock:
+            return self._series(key, label, kind)
+
+    def add_scalar_row(self, series: SiteSeries, step: int, value: float, wall: float = math.nan) -> None:
+        """Records ``value`` of a scalar's series (:meth:`scalar_series`) at ``step``, logged at ``wall``."""
+        with self.lock:
+            if series.append_row(step, self.scalar_row(value), np.ones(1, np.int32), wall):
+                self.version += 1
             self._recorded(series, step)
 
     def _queue(
@@ -838,7 +849,7 @@ class Stream(BackendDrains):
             for k in later:
                 self.series[k] = self.series.pop(k)
 
-    def _flag(self, series: SiteSeries, step: int, order: int) -> None:
+    def flag_nonfinite(self, series: SiteSeries, step: int, order: int) -> None:
         """Notes a site that held a NaN or Inf, keeping the earliest step and, within it, site."""
         if self._first_nonfinite_at is None or (step, order) < self._first_nonfinite_at:
             self._first_nonfinite_at = (step, order)
@@ -924,9 +935,9 @@ class Stream(BackendDrains):
                 continue
             series.shape = (*value.stacked_shape, *value.shape)
             if _single(value):
-                self._append(series, step, order, *next(batch))
+                self.add_row(series, step, order, *next(batch))
             elif value.reason is None:
-                self._append(series, step, order, *series.row_of(value))
+                self.add_row(series, step, order, *series.row_of(value))
 
     def _replaced(self, tables: list[_TableRows]) -> list[bool]:
         """Which tables' rows a later table of the same block replaces: their statistics need not be made.
@@ -987,7 +998,7 @@ class Stream(BackendDrains):
         """Flags the sites of a table whose entry in ``held`` is True (they held a NaN or Inf)."""
         for k in np.flatnonzero(held):
             with self.lock:
-                self._flag(sites.series[k], step, sites.sites[k].order)
+                self.flag_nonfinite(sites.series[k], step, sites.sites[k].order)
 
     def _in_block(self, rows: _TableRows, unstacked: bool) -> bool:
         """Whether a table's rows go into its sites' block with one assignment (see :meth:`_record_table`)."""
@@ -1021,18 +1032,23 @@ class Stream(BackendDrains):
         for k, (site, series) in enumerate(zip(sites.sites, sites.series, strict=True)):
             if made is not None:
                 series.shape = site.shape
-                self._append(series, step, site.order, made[0][k], made[1][k])
+                self.add_row(series, step, site.order, made[0][k], made[1][k])
                 continue
             summary = unpack_summary(packed[..., k, :], site.shape, site.dtype)
             series.shape = (*summary.stacked_shape, *site.shape)
-            self._append(series, step, site.order, *series.row_of(summary))
+            self.add_row(series, step, site.order, *series.row_of(summary))
 
-    def _append(self, series: SiteSeries, step: int, order: int, stats: Any, hist: np.ndarray) -> None:
+    def add_row(self, series: SiteSeries, step: int, order: int, stats: Any, hist: np.ndarray) -> None:
+        """Records a site's row at ``step``: its statistics (as :func:`row_stats` makes them) and histogram.
+
+        ``order`` places the site among those of a step whose first NaN or
+        Inf it may hold (see :meth:`flag_nonfinite`).
+        """
         with self.lock:
             if series.append_row(step, stats, hist):
                 self.version += 1
             if series.stats[series.size - 1, series.layout.nonfinite].sum() > 0:
-                self._flag(series, step, order)
+                self.flag_nonfinite(series, step, order)
             self._recorded(series, step)
 
     def _recorded(self, series: SiteSeries, step: int) -> None:
