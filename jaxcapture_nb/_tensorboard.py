@@ -129,10 +129,10 @@ class LogWriter:
     """Writes the rows a :class:`Stream` records to a new TensorBoard event file in ``log_dir``.
 
     A :class:`~jaxcapture_nb._protocols.RunWriter`: add it to the stream's
-    ``writers``; :meth:`add_rows` only queues the rows. A thread of the writer's own builds the events and appends
-    them to the file (:class:`~jaxcapture_nb._event_file.EventFile`) as
-    soon as it takes them, so a process that is killed loses only the rows
-    still queued.
+    ``writers``; :meth:`add_rows` only queues the rows. A thread of the
+    writer's own builds the events and appends them to the file
+    (:class:`~jaxcapture_nb._event_file.EventFile`) as soon as it takes
+    them, so a process that is killed loses only the rows still queued.
 
     A write that fails (a full disk, say) ends the log, not the run: the
     file keeps every event written before, the thread drops what comes
