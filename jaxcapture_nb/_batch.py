@@ -360,20 +360,21 @@ def _statistics(
     variance = found.squares / n - jnp.square(mean - found.pivot)
     ill = jnp.square(mean - found.pivot) > ILL_CONDITIONED * jnp.maximum(variance, 0.0)
 
+    def centred_sum(values, counted):
+        """Each value's mean square deviation from ``mean``, over the elements ``counted``."""
+        deviations = jnp.square(values - _rows_of(mean, layout))
+        return _per_value(jnp.sum(jnp.where(counted, deviations, 0.0), axis=1), layout, "sum") / n
+
     def centred(table, inside, mean, n, e, variance):
         finite = (magnitude_bits(table) < inf_bits(table)) & inside
-        deviations = jnp.square(scaled(table, _rows_of(e, layout)) - _rows_of(mean, layout))
-        centred = _per_value(jnp.sum(jnp.where(finite, deviations, 0.0), axis=1), layout, "sum") / n
-        return jnp.where(ill, centred, variance)
+        return jnp.where(ill, centred_sum(scaled(table, _rows_of(e, layout)), finite), variance)
 
     if quick:
         # For values the fast pass took, the centred sum needs neither the
         # finite mask nor the scaling, and is the same sum. Made for every
         # value rather than under a cond, the quick program compiles in a
         # third less time, and runs a pass over the table longer.
-        deviations = jnp.square(table - _rows_of(mean, layout))
-        centred_all = _per_value(jnp.sum(jnp.where(inside, deviations, 0.0), axis=1), layout, "sum") / n
-        variance = jnp.where(ill, centred_all, variance)
+        variance = jnp.where(ill, centred_sum(table, inside), variance)
     else:
         variance = jax.lax.cond(
             jnp.any(ill),

@@ -64,14 +64,15 @@ def overlay_runs(
     named = named_runs(runs, "overlay_runs")
     watches = [source for _, source in named if isinstance(source, Watch)]
     streams: dict[str, Stream] = {}
+    saved = {name for name, source in named if reader_of(source) is not None}
     # Runs in memory first: a saved run is read with their bins, or with the first saved run's.
     for name, source in named:
-        if reader_of(source) is None:
+        if name not in saved:
             streams[name] = stream_of_run(name, source)
     if bins is None and streams:
         bins = next(iter(streams.values())).bins
     for name, source in named:
-        if reader_of(source) is not None:
+        if name in saved:
             streams[name] = stream_of_run(name, source, bins=bins, keep_steps=keep_steps)
             bins = streams[name].bins
     view = LiveView({name: streams[name] for name, _ in named})
