@@ -19,6 +19,8 @@ from jaxcapture_nb._compare_runs import compare_runs
 from jaxcapture_nb._modes import ModeError, ModuleOptions, ViewOption, view_options, with_mode
 from jaxcapture_nb._overlay import overlay_runs
 from jaxcapture_nb._records import Gradient, Record
+from jaxcapture_nb._run import Run
+from jaxcapture_nb._run_sources import read_run
 from jaxcapture_nb._runs import open_run
 from jaxcapture_nb._stream import NonFiniteError
 from jaxcapture_nb._summary import Summary, summarize
@@ -78,6 +80,7 @@ __all__ = [
     "ModuleOptions",
     "NonFiniteError",
     "Record",
+    "Run",
     "SiteComparison",
     "Summary",
     "ViewOption",
@@ -89,6 +92,7 @@ __all__ = [
     "mode_panel",
     "open_run",
     "overlay_runs",
+    "read_run",
     "summarize",
     "view_options",
     "watch",

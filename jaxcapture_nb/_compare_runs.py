@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from jaxcapture_nb._compare import Comparison, SiteComparison, _shift_scores
-from jaxcapture_nb._run_sources import RunSource, named_runs, stream_of_run
+from jaxcapture_nb._run_sources import RunSource, named_runs, read_run
 from jaxcapture_nb._schema import compare_columns
 from jaxcapture_nb._stream import SiteSeries, Stream
 
@@ -83,7 +83,9 @@ def _row_at(series: SiteSeries, step: int) -> int | None:
 def _labelled(
     runs: Sequence[RunSource] | Mapping[str, RunSource] | str | os.PathLike[str],
 ) -> dict[str, Stream]:
-    labelled = {name: stream_of_run(name, source) for name, source in named_runs(runs, "compare_runs()")}
+    labelled = {
+        name: read_run(source, name=name).stream for name, source in named_runs(runs, "compare_runs()")
+    }
     if len(labelled) < 2:
         raise ValueError(f"compare_runs() needs two runs or more, got {len(labelled)}")
     return labelled

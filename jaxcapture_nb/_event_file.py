@@ -25,6 +25,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable
+from typing import Any
 
 _MASK_DELTA = 0xA282EAD8
 
@@ -33,7 +34,7 @@ _made = itertools.count()
 
 
 @functools.cache
-def _crc32c() -> Callable[[bytes], int]:
+def crc32c_function() -> Callable[[Any], int]:
     """The CRC-32C function: the ``crc32c`` package's, else tensorboardX's (pure Python, slower)."""
     try:
         import crc32c
@@ -52,7 +53,17 @@ def masked_crc(data: bytes) -> int:
       >>> hex(masked_crc(b"hello"))
       '0x191c1fbb'
     """
-    crc = _crc32c()(data)
+    return masked(crc32c_function()(data))
+
+
+def masked(crc: Any) -> Any:
+    """A CRC-32C as TFRecord writes it: an int, or a NumPy array of them as ``uint64``.
+
+    Example:
+      >>> import numpy as np
+      >>> int(masked(np.array([0x12345678], np.uint64))[0]) == masked(0x12345678)
+      True
+    """
     return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 

@@ -11,10 +11,11 @@ its checksummed length. A last record cut short is a file still being
 written, or one whose writer was killed: it is left for later, silently,
 as TensorBoard does.
 
-The files are memory-mapped, so a large log is not held in memory whole:
-what is held is the values read from it, each scalar as a float and each
-histogram as its serialized bytes, until the rows of a view are made from
-them; only the histograms those rows keep are decoded.
+The files are memory-mapped and read a window at a time, so a large log
+is never held in memory whole: what is held is the values read from it,
+each scalar as a float and each histogram as a view of its bytes in the
+file, until the rows of a view are made from them; only the histograms
+those rows keep are decoded.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from jaxcapture_nb import _event_scan
 from jaxcapture_nb._event_file import masked_crc
+from jaxcapture_nb._event_scan import Scanned, Values
 
 _HEADER = 12  # the length and its checksum
 _FOOTER = 4  # the data's checksum
@@ -83,20 +86,37 @@ def _next_record(data: bytes | mmap.mmap, start: int) -> int:
     return len(data)
 
 
-def events(path: pathlib.Path, problems: list[str]) -> Iterator[Any]:
-    """The ``Event`` s of one event file, in order; what is skipped goes to ``problems``."""
+def read_file(path: pathlib.Path, problems: list[str]) -> Tags:
+    """The histograms and scalars of one event file; what is skipped goes to ``problems``.
+
+    The events are read in bulk (:mod:`~jaxcapture_nb._event_scan`), and
+    those laid out in an unusual way one by one by protobuf; a file with a
+    damaged record is read a record at a time, past the damage.
+    """
+    with open(path, "rb") as file:
+        if os.fstat(file.fileno()).st_size == 0:
+            return tags_of(iter(()))
+        # Not closed here: the histograms read in bulk are views of it, and
+        # it is unmapped once the last of them is let go.
+        data = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    scanned = _event_scan.scan_file(data)
+    if scanned is None:
+        return tags_of(_events(records(data, problems), problems))
+    starts, ends = scanned.others
+    others = ((a - _HEADER, data[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True))
+    return tags_of(_events(others, problems), scanned)
+
+
+def _events(bodies: Iterator[tuple[int, bytes]], problems: list[str]) -> Iterator[tuple[int, Any]]:
+    """Each record's place in its file and its ``Event``; a record that does not decode goes to ``problems``."""
     from google.protobuf.message import DecodeError
     from tensorboard.compat.proto.event_pb2 import Event
 
-    with open(path, "rb") as file:
-        if os.fstat(file.fileno()).st_size == 0:
-            return
-        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            for at, body in records(data, problems):
-                try:
-                    yield Event.FromString(body)
-                except DecodeError as error:
-                    problems.append(f"the record at byte {at} does not decode as an event ({error})")
+    for at, body in bodies:
+        try:
+            yield at, Event.FromString(body)
+        except DecodeError as error:
+            problems.append(f"the record at byte {at} does not decode as an event ({error})")
 
 
 def problems_text(report: FileReport) -> str:
@@ -161,27 +181,27 @@ class Tags(NamedTuple):
         }
 
 
-def tags_of(events: Iterator[Any]) -> Tags:
-    """The histograms and scalars of ``events``, TensorFlow 2's tensors as TensorFlow 1's values.
+def tags_of(events: Iterator[tuple[int, Any]], scanned: Scanned | None = None) -> Tags:
+    """The histograms and scalars of ``events`` and of the values ``scanned``, TensorFlow 2's tensors as TensorFlow 1's values.
 
-    A tensor belongs to the plugin its tag's metadata names, which
-    TensorFlow writes with the tag's first value only; tensors of other
-    plugins (images, text) are left out.
+    ``events`` are ``Event`` s with their places in the file, which order
+    their values among those ``scanned`` in bulk. A tensor belongs to the
+    plugin its tag's metadata names, which TensorFlow writes with the tag's
+    first value only; tensors of other plugins (images, text) are left out.
     """
-    # Each tag's (step, value, wall time) triples: one append per value, as
-    # this loop runs once for every value of a long log.
-    histograms: dict[str, list[tuple[int, Any, float]]] = {}
-    scalars: dict[str, list[tuple[int, Any, float]]] = {}
+    # Each tag's (place, step, value, wall time): one append per value, as
+    # this loop may run once for every value of a long log.
+    histograms: dict[str, list[tuple[int, int, Any, float]]] = {}
+    scalars: dict[str, list[tuple[int, int, Any, float]]] = {}
     plugins: dict[str, str] = {}
-    first, last = math.inf, -math.inf
-    for event in events:
+    walls: list[float] = []
+    for at, event in events:
         values = event.summary.value
         if not values:
             continue
         step, wall_time = event.step, event.wall_time
-        first, last = min(first, wall_time), max(last, wall_time)
-        for value in values:
-            # Most values of a long log are scalars: their path is kept short.
+        walls.append(wall_time)
+        for k, value in enumerate(values):
             # A value that is not a scalar reads as a scalar of zero, so only
             # a zero asks which kind of value it is.
             tag, found = value.tag, value.simple_value
@@ -202,23 +222,74 @@ def tags_of(events: Iterator[Any]) -> Tags:
                     continue
             else:
                 continue
-            entry = table.get(tag)
-            if entry is None:
-                entry = table[tag] = []
-            entry.append((step, found, wall_time))
+            # The event's values lie after its place and before the next event's.
+            table.setdefault(tag, []).append((at + k, step, found, wall_time))
+    if scanned is not None:
+        walls += (scanned.wall_times.min(initial=math.inf), scanned.wall_times.max(initial=-math.inf))
+    first, last = min(walls, default=math.inf), max(walls, default=-math.inf)
+    tags = scanned.tags if scanned else []
     return Tags(
-        {tag: _columns(found, list) for tag, found in histograms.items()},
-        {tag: _columns(found, lambda values: np.array(values, np.float64)) for tag, found in scalars.items()},
+        _by_tag(histograms, scanned.histograms if scanned else None, tags, list),
+        _by_tag(
+            scalars, scanned.scalars if scanned else None, tags, lambda values: np.array(values, np.float64)
+        ),
         (first, last) if first <= last else None,
     )
 
 
-def _columns(triples: list[tuple[int, Any, float]], values_as: Callable[[tuple[Any, ...]], Any]) -> TagValues:
-    steps, values, walls = zip(*triples, strict=True)
-    return TagValues(np.array(steps, np.int64), values_as(values), np.array(walls, np.float64))
+_Columns = tuple[np.ndarray, np.ndarray, Any, np.ndarray]  # places, steps, values, wall times
 
 
-def histogram_value(found: bytes | HistogramValue) -> HistogramValue:
+def _by_tag(
+    read: dict[str, list[tuple[int, int, Any, float]]],
+    scanned: Values | None,
+    names: list[str],
+    values_as: Callable[[Any], Any],
+) -> dict[str, TagValues]:
+    """Each tag's values, those ``read`` one by one and those ``scanned`` together, in file order; tags in order of their first value."""
+    columns: dict[str, _Columns] = {}
+    if scanned is not None and len(scanned.at):
+        order = np.argsort(scanned.tags, kind="stable")
+        numbers, firsts = np.unique(scanned.tags[order], return_index=True)
+        for number, pick in zip(numbers.tolist(), np.split(order, firsts[1:]), strict=True):
+            columns[names[number]] = (
+                scanned.at[pick],
+                scanned.steps[pick],
+                values_as([scanned.values[k] for k in pick.tolist()])
+                if isinstance(scanned.values, list)
+                else scanned.values[pick],
+                scanned.walls[pick],
+            )
+    for tag, entries in read.items():
+        at, steps, values, walls = zip(*entries, strict=True)
+        mine = (
+            np.array(at, np.int64),
+            np.array(steps, np.int64),
+            values_as(values),
+            np.array(walls, np.float64),
+        )
+        columns[tag] = _in_file_order(columns[tag], mine) if tag in columns else mine
+    ordered = sorted(columns.items(), key=lambda item: item[1][0][0])
+    return {tag: TagValues(steps, values, walls) for tag, (_, steps, values, walls) in ordered}
+
+
+def _in_file_order(a: _Columns, b: _Columns) -> _Columns:
+    """Two sets of one tag's values as one, by their places in the file."""
+    order = np.argsort(np.concatenate([a[0], b[0]]), kind="stable")
+    if isinstance(a[2], list):
+        every = [*a[2], *b[2]]
+        values: Any = [every[k] for k in order.tolist()]
+    else:
+        values = np.concatenate([a[2], b[2]])[order]
+    return (
+        np.concatenate([a[0], b[0]])[order],
+        np.concatenate([a[1], b[1]])[order],
+        values,
+        np.concatenate([a[3], b[3]])[order],
+    )
+
+
+def histogram_value(found: bytes | memoryview | HistogramValue) -> HistogramValue:
     """A histogram of :class:`TagValues`, decoded.
 
     Example:
@@ -253,7 +324,7 @@ def histogram_value(found: bytes | HistogramValue) -> HistogramValue:
     return HistogramValue(least, most, num, total, squares, lists[6], lists[7])
 
 
-def _varint(data: bytes, at: int) -> tuple[int, int]:
+def _varint(data: bytes | memoryview, at: int) -> tuple[int, int]:
     """The varint at ``at`` in ``data``, and where it ends."""
     value = shift = 0
     while True:
@@ -265,10 +336,10 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
         shift += 7
 
 
-def _histogram_by_protobuf(found: bytes) -> HistogramValue:
+def _histogram_by_protobuf(found: bytes | memoryview) -> HistogramValue:
     from tensorboard.compat.proto.summary_pb2 import HistogramProto
 
-    h = HistogramProto.FromString(found)
+    h = HistogramProto.FromString(bytes(found))
     # As arrays: lists of Python floats took four times the memory.
     limits, counts = np.array(h.bucket_limit, np.float64), np.array(h.bucket, np.float64)
     return HistogramValue(h.min, h.max, h.num, h.sum, h.sum_squares, limits, counts)

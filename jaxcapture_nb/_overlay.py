@@ -14,8 +14,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jaxcapture_nb._run_sources import RunSource, named_runs, reader_of, stream_of_run
-from jaxcapture_nb._stream import Stream
+from jaxcapture_nb._run import Run
+from jaxcapture_nb._run_sources import RunSource, named_runs, read_run, reader_of
 from jaxcapture_nb._watch import Watch
 
 
@@ -51,7 +51,7 @@ def overlay_runs(
       keep_steps: rows kept per site of a saved run.
 
     Returns:
-      A :class:`~jaxcapture_nb.LiveView`; ``view.runs`` lists ``(name, stream)``.
+      A :class:`~jaxcapture_nb.LiveView`; ``view.runs`` lists each :class:`~jaxcapture_nb.Run`.
 
     Raises:
       ValueError: no run, a name given twice, runs with different bins, or
@@ -63,19 +63,19 @@ def overlay_runs(
 
     named = named_runs(runs, "overlay_runs")
     watches = [source for _, source in named if isinstance(source, Watch)]
-    streams: dict[str, Stream] = {}
+    read: dict[str, Run] = {}
     saved = {name for name, source in named if reader_of(source) is not None}
     # Runs in memory first: a saved run is read with their bins, or with the first saved run's.
     for name, source in named:
         if name not in saved:
-            streams[name] = stream_of_run(name, source)
-    if bins is None and streams:
-        bins = next(iter(streams.values())).bins
+            read[name] = read_run(source, name=name)
+    if bins is None and read:
+        bins = next(iter(read.values())).stream.bins
     for name, source in named:
         if name in saved:
-            streams[name] = stream_of_run(name, source, bins=bins, keep_steps=keep_steps)
-            bins = streams[name].bins
-    view = LiveView({name: streams[name] for name, _ in named})
+            read[name] = read_run(source, name=name, bins=bins, keep_steps=keep_steps)
+            bins = read[name].stream.bins
+    view = LiveView([read[name] for name, _ in named])
     live = [w for w in watches if not w.stream.ended]
     for w in live:
         w.overlays.append(view)

@@ -7,25 +7,27 @@ which a reader of :data:`READERS` reads: the TensorBoard log ``watch``
 wrote (a folder or an event file) is read as :func:`~jaxcapture_nb.open_run`
 reads it. :func:`overlay_runs <jaxcapture_nb.overlay_runs>` and
 :func:`compare_runs <jaxcapture_nb.compare_runs>` take runs only through
-:func:`stream_of_run`, so a run of a new kind is taught here once, and a
-new store is one module: a :class:`~jaxcapture_nb._protocols.RunReader`
-listed in :data:`READERS` (and a
-:class:`~jaxcapture_nb._protocols.RunWriter` that ``watch`` adds to its
+:func:`read_run`, which makes each a :class:`~jaxcapture_nb.Run`, so a run
+of a new kind is taught here once, and a new store is one module: a
+:class:`~jaxcapture_nb._protocols.RunReader` listed in :data:`READERS` (and
+a :class:`~jaxcapture_nb._protocols.RunWriter` that ``watch`` adds to its
 stream's ``writers``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jaxcapture_nb._protocols import RunReader
+from jaxcapture_nb._run import Run
 from jaxcapture_nb._runs import TensorBoardReader
 from jaxcapture_nb._stream import Stream
 from jaxcapture_nb._watch import Watch
 
-RunSource = Any  # a Watch, a LiveView, a Stream, or what a reader reads (the path of a saved run)
+RunSource = Any  # a Watch, a LiveView, a Run, a Stream, or what a reader reads (the path of a saved run)
 
 # The stores saved runs are read from, asked in order: the first that reads a source reads it.
 READERS: list[RunReader] = [TensorBoardReader()]
@@ -92,12 +94,22 @@ def default_name(k: int, source: RunSource) -> str:
     return os.path.basename(os.path.normpath(os.fspath(source))) if is_path(source) else f"run {k + 1}"
 
 
-def stream_of_run(name: str, source: RunSource, *, bins: int | None = None, keep_steps: int = 500) -> Stream:
-    """The rows of run ``name``: its stream, or its log read into one.
+def read_run(
+    source: RunSource, *, name: str | None = None, bins: int | None = None, keep_steps: int = 500
+) -> Run:
+    """A run, read from a watch, a view or a store, as every view of runs reads it.
+
+    ::
+
+        run = read_run("runs/adam-1e-3")      # a saved log: its rows, read as open_run reads them
+        run.scalars["loss"], run.sites[0].label, run.steps
 
     Args:
-      name: how the run is named, for messages.
-      source: the run (see the module doc).
+      source: a :class:`~jaxcapture_nb.Watch` (running or ended), a
+        :class:`~jaxcapture_nb.LiveView` of one run, or a saved run one of
+        :data:`READERS` reads (the path of a TensorBoard log: a folder or
+        an event file).
+      name: how views label the run; by default a saved run's folder, else "".
       bins: histogram bins a saved run is read with; by default its log's.
       keep_steps: rows kept per site of a saved run.
 
@@ -108,23 +120,27 @@ def stream_of_run(name: str, source: RunSource, *, bins: int | None = None, keep
     """
     from jaxcapture_nb._widgets.live_view import LiveView  # needs ipywidgets
 
+    if name is None:
+        name = default_name(0, source) if is_path(source) else ""
     reader = reader_of(source)
     if reader is not None:
-        return reader.read(source, bins=bins, keep_steps=keep_steps)
+        return Run(name, reader.read(source, bins=bins, keep_steps=keep_steps), source)
     if isinstance(source, Watch):
         if source.view is None:
             raise ValueError(
                 f"run {name!r}: the watch has not started; pass it inside or after its with block"
             )
-        return source.stream
+        return Run(name, source.stream, source)
     if isinstance(source, LiveView):
         if len(source.runs) > 1:
             raise ValueError(
                 f"run {name!r}: the view shows {len(source.runs)} runs; pass each run on its own"
             )
-        return source.stream
+        return Run(name, source.stream, source)
+    if isinstance(source, Run):
+        return dataclasses.replace(source, name=name or source.name)
     if isinstance(source, Stream):
-        return source
+        return Run(name, source, source)
     raise TypeError(
         f"run {name!r}: expected a Watch, its LiveView, or the path of a saved run (a folder or an event "
         f"file), got {type(source).__name__}"

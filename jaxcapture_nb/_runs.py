@@ -46,7 +46,6 @@ from jaxcapture_nb._event_reader import (
     TagValues,
     histogram_value,
     problems_text,
-    tags_of,
 )
 from jaxcapture_nb._row_grid import kept_appends
 from jaxcapture_nb._stream import Stream, row_stats
@@ -98,12 +97,12 @@ def open_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
     """
     from jaxcapture_nb._widgets.live_view import LiveView
 
-    view = LiveView(read_run(path, bins=bins, keep_steps=keep_steps))
+    view = LiveView(read_log(path, bins=bins, keep_steps=keep_steps))
     view.publish(final=True)
     return view
 
 
-def read_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_steps: int = 500) -> Stream:
+def read_log(path: str | os.PathLike[str], *, bins: int | None = None, keep_steps: int = 500) -> Stream:
     """The :class:`Stream` a saved run fills, as :func:`open_run` shows it (same arguments)."""
     require("tensorboard")
     histograms, scalars, wall_times = _histograms_and_scalars(run_path(path))
@@ -136,7 +135,7 @@ class TensorBoardReader:
         return {name: os.fspath(path) for name, path in runs_in(source).items()}
 
     def read(self, source: Any, *, bins: int | None, keep_steps: int) -> Stream:
-        stream = read_run(source, bins=bins, keep_steps=keep_steps)
+        stream = read_log(source, bins=bins, keep_steps=keep_steps)
         stream.ended = True  # a log gets no more rows
         return stream
 
@@ -255,7 +254,7 @@ def _histograms_and_scalars(
     last: dict[str, int] = {}  # each tag's last step in the run so far
     for path in [run] if run.is_file() else event_files(run):
         problems: list[str] = []
-        tags = tags_of(_event_reader.events(path, problems))
+        tags = _event_reader.read_file(path, problems)
         if problems:
             warn(problems_text(FileReport(path, problems)))
         first = tags.first_steps()

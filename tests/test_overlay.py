@@ -104,7 +104,7 @@ def test_a_hundred_saved_runs_keep_one_small_picture(tmp_path):
     page = bundle["text/html"]
     assert len(page) < 1_000_000 and page.count("<img") == 1
     assert all(f"run run{k:03d}:" in bundle["text/plain"] for k in range(100))
-    few = overlay_runs({name: source for name, source in list(view.runs)[:3]})
+    few = overlay_runs({run.name: run for run in view.runs[:3]})
     assert few._repr_mimebundle_()[0]["text/html"].count("<img") == 3
 
 
@@ -119,7 +119,7 @@ def test_a_running_watch_keeps_updating_the_view_of_several_runs(tmp_path):
     # The watch published its last rows to the view as it ended.
     _, scalars = decoded(view)
     assert view._progress["done"]
-    assert len(view.runs[1][1].scalars["loss"].stats[: view.runs[1][1].scalars["loss"].size]) == 10
+    assert view.runs[1].scalars["loss"].size == 10 and view.runs[1].source is fast
     assert view._progress["runs"][1]["seen"] == 10
 
 
@@ -128,7 +128,7 @@ def test_a_saved_run_takes_the_bins_of_a_watched_one(tmp_path):
     fast = train(1e-1, bins=16)
     view = overlay_runs({"fast": fast, "slow": tmp_path / "slow"})
     assert view._bins == 16
-    assert view.runs[1][1].bins == 16
+    assert view.runs[1].stream.bins == 16
 
 
 def test_watched_runs_with_different_bins_are_refused():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from jaxcapture_nb import _run_sources, compare_runs, overlay_runs, summarize
+from jaxcapture_nb import Run, _run_sources, compare_runs, overlay_runs, read_run, summarize, watch
 from jaxcapture_nb._protocols import RunReader
 from jaxcapture_nb._stream import Stream
 
@@ -59,8 +59,9 @@ def test_a_store_is_a_run_reader(store):
 
 def test_overlay_runs_lists_and_reads_a_stores_runs(store):
     view = overlay_runs("memory://")
-    assert [name for name, _ in view.runs] == ["narrow", "wide"]
-    streams = dict(view.runs)
+    assert [run.name for run in view.runs] == ["narrow", "wide"]
+    assert [run.source for run in view.runs] == ["memory://narrow", "memory://wide"]
+    streams = {run.name: run.stream for run in view.runs}
     for name, stream in streams.items():
         assert stream.ended
         embed = stream.series[("memory", "embed")]
@@ -82,3 +83,21 @@ def test_compare_runs_compares_a_stores_runs_with_each_other(store):
     embed = comparison.sites[0]
     want = [summarize(store.runs[name][3][0]["embed"], bins=BINS) for name in comparison.modes]
     assert embed.stats[:, 1] == pytest.approx([float(w.std) for w in want], rel=1e-6)
+
+
+def test_read_run_makes_one_public_run_of_a_store_a_log_and_a_watch(store, tmp_path):
+    saved = read_run("memory://wide")
+    assert isinstance(saved, Run) and saved.ended
+    assert (saved.name, saved.source, saved.steps) == ("wide", "memory://wide", 4)
+    assert [s.label for s in saved.sites] == ["embed", "logits"] and list(saved.scalars) == ["loss"]
+    with watch(keep_steps=10, log_dir=tmp_path / "log") as w:
+        w.update(0, {"h": summarize(np.arange(8.0))})
+        w.log(step=0, loss=0.5)
+        live = read_run(w, name="now")
+        assert (live.name, live.source, live.stream) == ("now", w, w.stream) and not live.ended
+    assert live.ended  # the same rows, which the watch has finished
+    log = read_run(tmp_path / "log")
+    assert log.name == "log" and [s.label for s in log.sites] == ["h"] and log.scalars["loss"].size == 1
+    assert read_run(log, name="again").stream is log.stream
+    with pytest.raises(TypeError, match="expected a Watch"):
+        read_run(3)

@@ -20,6 +20,7 @@ import numpy as np
 from jaxcapture_nb import _schema
 from jaxcapture_nb._names import counted, html_name, shown_name
 from jaxcapture_nb._pooling import bands, percentile_column
+from jaxcapture_nb._run import Run
 from jaxcapture_nb._stream import SiteSeries, Stream, kind_label
 
 _MAX_SITES = 12
@@ -140,11 +141,11 @@ _MAX_LEGEND = 10  # runs named in the picture's legend; the text lists them all
 RUNS_PICTURED_APART = 4
 
 
-def overlay_png(runs: list[tuple[str, Stream]]) -> bytes:
+def overlay_png(runs: list[Run]) -> bytes:
     """Each scalar and the median of up to twelve sites over steps, a line per run in its colour, as a PNG."""
     scalars: dict[str, list[tuple[int, np.ndarray, np.ndarray]]] = {}
     sites: dict[tuple[str, str], list[tuple[int, np.ndarray, np.ndarray]]] = {}
-    for k, (_, stream) in enumerate(runs):
+    for k, stream in enumerate(run.stream for run in runs):
         with stream.lock:
             for s in stream.scalars.values():
                 if s.size:
@@ -196,7 +197,7 @@ def overlay_png(runs: list[tuple[str, Stream]]) -> bytes:
 
         named = [
             Line2D([], [], color=colours[k % len(colours)], label=shown_name(name))
-            for k, (name, _) in enumerate(runs[:_MAX_LEGEND])
+            for k, name in enumerate(run.name for run in runs[:_MAX_LEGEND])
         ]
         if len(runs) > _MAX_LEGEND:
             named.append(Line2D([], [], color="none", label=f"and {len(runs) - _MAX_LEGEND} more"))
@@ -219,10 +220,10 @@ def _readable_y(ax, values: np.ndarray) -> None:
             ax.set_ylim(middle - least, middle + least)
 
 
-def runs_html(runs: list[tuple[str, Stream]], text: str) -> str:
+def runs_html(runs: list[Run], text: str) -> str:
     """Script-free HTML of a view of several runs: ``text`` and each run's picture, or, for many runs, one of all."""
     if len(runs) <= RUNS_PICTURED_APART:
-        return "".join(f"<div><b>run {html_name(name)}</b></div>{live_html(stream)}" for name, stream in runs)
+        return "".join(f"<div><b>run {html_name(run.name)}</b></div>{live_html(run.stream)}" for run in runs)
     picture = base64.b64encode(overlay_png(runs)).decode("ascii")
     return (
         f'<div class="jcnb-live-static"><pre>{html.escape(text)}</pre>'

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anywidget
 import numpy as np
 import traitlets as t
 
+from jaxcapture_nb._run import Run
 from jaxcapture_nb._stream import Stream, kind_label
 from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.live_static import live_html, live_text, runs_html
@@ -85,9 +86,14 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
     picture of the histograms over steps.
 
     Args:
-      stream: the history to show, or ``{run name: history}`` for several
-        runs overlaid (all with the same ``bins``).
+      stream: the history to show; for several runs overlaid (all with the
+        same ``bins``), ``{run name: history}`` or a list of
+        :class:`~jaxcapture_nb.Run` s.
       total: the number of steps planned, for the ETA.
+
+    Attributes:
+      runs: each :class:`~jaxcapture_nb.Run` shown.
+      stream: the first run's history.
     """
 
     _esm = module("live_view.js")
@@ -101,9 +107,11 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
     _update = t.Dict().tag(sync=True)  # see _update_message
     _progress = t.Dict().tag(sync=True)
 
-    def __init__(self, stream: Stream | Mapping[str, Stream], total: int | None = None, **kwargs: Any):
-        self.runs = _named_runs(stream)
-        self.stream = self.runs[0][1]
+    def __init__(
+        self, stream: Stream | Mapping[str, Stream] | Sequence[Run], total: int | None = None, **kwargs: Any
+    ):
+        self.runs = _runs_shown(stream)
+        self.stream = self.runs[0].stream
         self.total = total
         self._created = time.perf_counter()
         self._handles: list[Any] = []  # displays to send again, see keep_saved_output_fresh
@@ -115,7 +123,7 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
         self._scalar_order: dict[tuple[int, Any], int] = {}
         self._publishing = threading.Lock()
         super().__init__(
-            _runs=[name for name, _ in self.runs] if len(self.runs) > 1 else [],
+            _runs=[run.name for run in self.runs] if len(self.runs) > 1 else [],
             _bins=self.stream.bins,
             _stat_columns=list(self.stream.layout.columns),
             _update=_update_message(0, True, [], []),
@@ -129,10 +137,10 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
           final: the runs have ended: send everything, and say so.
         """
         with self._publishing:
-            versions = [stream.version for _, stream in self.runs]
+            versions = [run.stream.version for run in self.runs]
             base = final or versions != self._sent_versions or self._fresh()
             blocks, scalar_blocks = [], []
-            for run, (_, stream) in enumerate(self.runs):
+            for run, stream in enumerate(run.stream for run in self.runs):
                 with stream.lock:
                     sites = self._listed(self._site_order, run, stream.series)
                     scalars = self._listed(self._scalar_order, run, stream.scalars)
@@ -163,7 +171,7 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
 
     def _in_order(self, order: dict, field: str) -> list[tuple[int, Any]]:
         """(run, series) in the browser's order; ``field`` is the Stream's ``"series"`` or ``"scalars"``."""
-        return [(run, getattr(self.runs[run][1], field)[key]) for run, key in order]
+        return [(run, getattr(self.runs[run].stream, field)[key]) for run, key in order]
 
     def _new_rows(self, series: list, base: bool) -> list[tuple[int, int, tuple[np.ndarray, ...]]]:
         """Per series with changes: (index, rows the browser drops, rows it appends)."""
@@ -183,7 +191,7 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
         return blocks
 
     def _progress_now(self, final: bool) -> dict[str, Any]:
-        runs = [self._run_progress(run, stream, final) for run, (_, stream) in enumerate(self.runs)]
+        runs = [self._run_progress(k, run.stream, final) for k, run in enumerate(self.runs)]
         seen = max(p["seen"] for p in runs)
         pace = self.stream.pace
         pace.note(runs[0]["seen"], time.perf_counter())
@@ -210,7 +218,7 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
 
     def _beat(self, runs: list[dict[str, Any]]) -> dict[str, Any]:
         """The beat of a view whose run a thread publishes (see BEAT_SECONDS); nothing otherwise."""
-        beating = any(stream.beating for _, stream in self.runs) and not all(p["done"] for p in runs)
+        beating = any(run.stream.beating for run in self.runs) and not all(p["done"] for p in runs)
         if not beating:
             return {}
         return {"beat": int(time.time() / BEAT_SECONDS), "silence": SILENCE_SECONDS}
@@ -237,7 +245,7 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
         """
         if first is None:
             return None
-        stream = self.runs[first[1]][1]
+        stream = self.runs[first[1]].stream
         key = next(
             (key for key, s in getattr(stream, field).items() if s is stream.first_nonfinite_series), None
         )
@@ -274,7 +282,7 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
     def _text(self) -> str:
         if len(self.runs) == 1:
             return live_text(self.stream)
-        return "\n\n".join(f"run {name}:\n{live_text(stream)}" for name, stream in self.runs)
+        return "\n\n".join(f"run {run.name}:\n{live_text(run.stream)}" for run in self.runs)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         bundle = super()._repr_mimebundle_(**kwargs)
@@ -283,21 +291,24 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
         return with_fallback(bundle, text, html)
 
 
-def _named_runs(stream: Stream | Mapping[str, Stream]) -> list[tuple[str, Stream]]:
-    """``[(name, stream)]``: one unnamed run, or the named runs of a mapping, which share bins."""
-    if isinstance(stream, Stream):
-        return [("", stream)]
-    runs = [(str(name), s) for name, s in stream.items()]
-    if not runs:
+def _runs_shown(runs: Stream | Mapping[str, Stream] | Sequence[Run]) -> list[Run]:
+    """The runs a view shows: one unnamed run, the named runs of a mapping, or :class:`Run` s, which share bins."""
+    if isinstance(runs, Stream):
+        return [Run("", runs, runs)]
+    if isinstance(runs, Mapping):
+        shown = [Run(str(name), s, s) for name, s in runs.items()]
+    else:
+        shown = list(runs)
+    if not shown:
         raise ValueError("a LiveView needs at least one run")
-    for k, (name, s) in enumerate(runs):
-        again = next((other for other, seen in runs[:k] if seen is s), None)
+    for k, run in enumerate(shown):
+        again = next((other.name for other in shown[:k] if other.stream is run.stream), None)
         if again is not None:
-            raise ValueError(f"run {name!r} is run {again!r} again; show each run once")
-    bins = {s.bins for _, s in runs}
+            raise ValueError(f"run {run.name!r} is run {again!r} again; show each run once")
+    bins = {run.stream.bins for run in shown}
     if len(bins) > 1:
-        listed = ", ".join(f"{name}: {s.bins}" for name, s in runs)
+        listed = ", ".join(f"{run.name}: {run.stream.bins}" for run in shown)
         raise ValueError(
             f"runs shown together need the same number of bins, got {listed}; record them with the same bins="
         )
-    return runs
+    return shown
