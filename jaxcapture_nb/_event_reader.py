@@ -226,7 +226,7 @@ def tags_of(events: Iterator[tuple[int, Any]], scanned: Scanned | None = None) -
             table.setdefault(tag, []).append((at + k, step, found, wall_time))
     if scanned is not None:
         walls += (scanned.wall_times.min(initial=math.inf), scanned.wall_times.max(initial=-math.inf))
-    first, last = min(walls, default=math.inf), max(walls, default=-math.inf)
+    first, last = float(min(walls, default=math.inf)), float(max(walls, default=-math.inf))
     tags = scanned.tags if scanned else []
     return Tags(
         _by_tag(histograms, scanned.histograms if scanned else None, tags, list),

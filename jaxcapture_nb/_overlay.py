@@ -43,8 +43,8 @@ def overlay_runs(
         folder, others ``run 1``, ``run 2``...), or a directory whose
         subfolders hold saved runs. A run is a :class:`~jaxcapture_nb.Watch`
         (running or ended), a :class:`~jaxcapture_nb.LiveView` of one run,
-        or the path of a TensorBoard log (as :func:`~jaxcapture_nb.open_run`
-        reads it).
+        a :class:`~jaxcapture_nb.Run`, or the path of a TensorBoard log (as
+        :func:`~jaxcapture_nb.open_run` reads it).
       bins: histogram bins of the saved runs; by default those of the
         first run given as a watch or view, else of the first saved run.
         Watched runs must share their bins.
@@ -62,7 +62,6 @@ def overlay_runs(
     from jaxcapture_nb._widgets.live_view import LiveView
 
     named = named_runs(runs, "overlay_runs")
-    watches = [source for _, source in named if isinstance(source, Watch)]
     read: dict[str, Run] = {}
     saved = {name for name, source in named if reader_of(source) is not None}
     # Runs in memory first: a saved run is read with their bins, or with the first saved run's.
@@ -76,6 +75,7 @@ def overlay_runs(
             read[name] = read_run(source, name=name, bins=bins, keep_steps=keep_steps)
             bins = read[name].stream.bins
     view = LiveView([read[name] for name, _ in named])
+    watches = [run.source for run in view.runs if isinstance(run.source, Watch)]
     live = [w for w in watches if not w.stream.ended]
     for w in live:
         w.overlays.append(view)

@@ -95,6 +95,7 @@ def test_read_run_makes_one_public_run_of_a_store_a_log_and_a_watch(store, tmp_p
         w.log(step=0, loss=0.5)
         live = read_run(w, name="now")
         assert (live.name, live.source, live.stream) == ("now", w, w.stream) and not live.ended
+        assert w.overlays == [overlay_runs([live])]  # a view of the run is fed as the watch records
     assert live.ended  # the same rows, which the watch has finished
     log = read_run(tmp_path / "log")
     assert log.name == "log" and [s.label for s in log.sites] == ["h"] and log.scalars["loss"].size == 1
