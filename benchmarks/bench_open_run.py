@@ -14,7 +14,9 @@ opens it in a new process both ways, in turn:
   for every 20 ms over gRPC.
 
 Target: ``open_run`` at most 2x the Rust loader, and its memory bounded by
-what the view keeps, not by the file's size.
+what the view keeps, not by the file's size: one more round opens a log
+``--long-factor`` (4) times longer, whose view keeps as many rows, and
+prints its peak memory beside the first's.
 
 Then ``overlay_runs`` of 100 small runs (3 sites, a histogram every 10th of
 200 steps, the loss every step), displayed: from the call to the view and
@@ -183,6 +185,9 @@ def main() -> None:
     parser.add_argument("--sites", type=int, default=30)
     parser.add_argument("--steps", type=int, default=50_000)
     parser.add_argument("--part", choices=["open", "overlay", "all"], default="all")
+    parser.add_argument(
+        "--long-factor", type=int, default=4, help="then one round on a log this many times longer (0: none)"
+    )
     args = parser.parse_args()
     if args.part in ("open", "all"):
         open_part(args)
@@ -191,19 +196,23 @@ def main() -> None:
 
 
 def open_part(args: argparse.Namespace) -> None:
+    for steps, rounds in ((args.steps, args.rounds), (args.long_factor * args.steps, 1)):
+        if rounds and steps:
+            open_one(args.sites, steps, rounds)
+
+
+def open_one(sites: int, steps: int, rounds: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         run = pathlib.Path(folder) / "run"
-        write_log(run, args.sites, args.steps)
+        write_log(run, sites, steps)
         size = sum(f.stat().st_size for f in run.iterdir()) / 2**20
-        print(
-            f"a log of {size:.1f} MiB: {args.sites} sites every {EVERY}th of {args.steps} steps, the loss every step"
-        )
+        print(f"a log of {size:.1f} MiB: {sites} sites every {EVERY}th of {steps} steps, the loss every step")
         ours, rust, memory = [], [], []
-        for _ in range(args.rounds):
-            seconds, mib = time_open_run(run, args.steps)
+        for _ in range(rounds):
+            seconds, mib = time_open_run(run, steps)
             ours.append(seconds)
             memory.append(mib)
-            rust.append(time_rust_loader(run, args.steps))
+            rust.append(time_rust_loader(run, steps))
         ratios = [a / b for a, b in zip(ours, rust, strict=True)]
         print(
             f"  open_run            {statistics.median(ours):6.2f} s  peak memory +{statistics.median(memory):.0f} MiB"

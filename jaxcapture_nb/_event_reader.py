@@ -32,7 +32,8 @@ import numpy as np
 
 from jaxcapture_nb import _event_scan
 from jaxcapture_nb._event_file import masked_crc
-from jaxcapture_nb._event_scan import Scanned, Values
+from jaxcapture_nb._event_scan import Scanned
+from jaxcapture_nb._row_grid import kept_appends
 
 _HEADER = 12  # the length and its checksum
 _FOOTER = 4  # the data's checksum
@@ -86,12 +87,15 @@ def _next_record(data: bytes | mmap.mmap, start: int) -> int:
     return len(data)
 
 
-def read_file(path: pathlib.Path, problems: list[str]) -> Tags:
+def read_file(path: pathlib.Path, problems: list[str], keep: int | None = None) -> Tags:
     """The histograms and scalars of one event file; what is skipped goes to ``problems``.
 
     The events are read in bulk (:mod:`~jaxcapture_nb._event_scan`), and
     those laid out in an unusual way one by one by protobuf; a file with a
-    damaged record is read a record at a time, past the damage.
+    damaged record is read a record at a time, past the damage. With
+    ``keep``, the values read in bulk are thinned as they are read to those
+    a view of ``keep`` rows per tag may keep (:meth:`TagValues.kept` finds
+    them), unless protobuf read some values of the same tags.
     """
     with open(path, "rb") as file:
         if os.fstat(file.fileno()).st_size == 0:
@@ -99,12 +103,19 @@ def read_file(path: pathlib.Path, problems: list[str]) -> Tags:
         # Not closed here: the histograms read in bulk are views of it, and
         # it is unmapped once the last of them is let go.
         data = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-    scanned = _event_scan.scan_file(data)
+    scanned = _event_scan.scan_file(data, keep=keep)
     if scanned is None:
         return tags_of(_events(records(data, problems), problems))
     starts, ends = scanned.others
-    others = ((a - _HEADER, data[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True))
-    return tags_of(_events(others, problems), scanned)
+    others = list(
+        _events(
+            ((a - _HEADER, data[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)), problems
+        )
+    )
+    if scanned.thinned and {v.tag for _, event in others for v in event.summary.value} & set(scanned.tags):
+        scanned = _event_scan.scan_file(data)  # their places among each other are not known: read it whole
+    assert scanned is not None  # it was read once already
+    return tags_of(iter(others), scanned)
 
 
 def _events(bodies: Iterator[tuple[int, bytes]], problems: list[str]) -> Iterator[tuple[int, Any]]:
@@ -155,6 +166,34 @@ class TagValues(NamedTuple):
     steps: np.ndarray
     values: Any
     walls: np.ndarray
+    # Of a tag thinned as it was read (see _thinning), which keeps only the
+    # values a view may keep: each one's place among all the tag's values,
+    # how many it had, and the first step of a scalar that was not finite
+    # and of one above 0, of all of them.
+    ordinals: np.ndarray | None = None
+    count: int = 0
+    first_nonfinite: int | None = None
+    first_positive: int | None = None
+
+    def kept(self, capacity: int) -> list[int]:
+        """Where, in these values, lie those of all the tag's values a grid of ``capacity`` rows keeps (see ``kept_appends``).
+
+        Example:
+          >>> every = TagValues(np.arange(10), np.zeros(10), np.zeros(10))
+          >>> thinned = TagValues(np.arange(0, 10, 2), np.zeros(5), np.zeros(5), np.arange(0, 10, 2), 9)
+          >>> every.kept(4), thinned.kept(4)
+          ([0, 4, 8, 9], [0, 2, 4])
+        """
+        if self.ordinals is None:
+            return list(kept_appends(len(self.steps), capacity))
+        return np.searchsorted(self.ordinals, kept_appends(self.count, capacity)).tolist()
+
+    def first_step(self, *, nonfinite: bool) -> int | None:
+        """The first step of a scalar value that was not finite (with ``nonfinite=False``: above 0); None if none was."""
+        if self.ordinals is not None:
+            return self.first_nonfinite if nonfinite else self.first_positive
+        marked = ~np.isfinite(self.values) if nonfinite else self.values > 0
+        return int(self.steps[marked].min()) if marked.any() else None
 
 
 class Tags(NamedTuple):
@@ -227,12 +266,9 @@ def tags_of(events: Iterator[tuple[int, Any]], scanned: Scanned | None = None) -
     if scanned is not None:
         walls += (scanned.wall_times.min(initial=math.inf), scanned.wall_times.max(initial=-math.inf))
     first, last = float(min(walls, default=math.inf)), float(max(walls, default=-math.inf))
-    tags = scanned.tags if scanned else []
     return Tags(
-        _by_tag(histograms, scanned.histograms if scanned else None, tags, list),
-        _by_tag(
-            scalars, scanned.scalars if scanned else None, tags, lambda values: np.array(values, np.float64)
-        ),
+        _by_tag(histograms, scanned, False, list),
+        _by_tag(scalars, scanned, True, lambda values: np.array(values, np.float64)),
         (first, last) if first <= last else None,
     )
 
@@ -242,24 +278,33 @@ _Columns = tuple[np.ndarray, np.ndarray, Any, np.ndarray]  # places, steps, valu
 
 def _by_tag(
     read: dict[str, list[tuple[int, int, Any, float]]],
-    scanned: Values | None,
-    names: list[str],
+    scanned: Scanned | None,
+    of_scalars: bool,
     values_as: Callable[[Any], Any],
 ) -> dict[str, TagValues]:
-    """Each tag's values, those ``read`` one by one and those ``scanned`` together, in file order; tags in order of their first value."""
+    """Each tag's values of one kind, those ``read`` one by one and those ``scanned`` together, in file order; tags in order of their first value.
+
+    A tag ``scanned`` thinned has no value ``read``: :func:`read_file`
+    reads the file again whole where it would.
+    """
     columns: dict[str, _Columns] = {}
-    if scanned is not None and len(scanned.at):
-        order = np.argsort(scanned.tags, kind="stable")
-        numbers, firsts = np.unique(scanned.tags[order], return_index=True)
+    thinned: dict[str, TagValues] = {}
+    found = None if scanned is None else scanned.scalars if of_scalars else scanned.histograms
+    if scanned is not None and found is not None and len(found.at):
+        order = np.argsort(found.tags, kind="stable")
+        numbers, firsts = np.unique(found.tags[order], return_index=True)
         for number, pick in zip(numbers.tolist(), np.split(order, firsts[1:]), strict=True):
-            columns[names[number]] = (
-                scanned.at[pick],
-                scanned.steps[pick],
-                values_as([scanned.values[k] for k in pick.tolist()])
-                if isinstance(scanned.values, list)
-                else scanned.values[pick],
-                scanned.walls[pick],
+            tag = scanned.tags[number]
+            columns[tag] = (
+                found.at[pick],
+                found.steps[pick],
+                values_as([found.values[k] for k in pick.tolist()])
+                if isinstance(found.values, list)
+                else found.values[pick],
+                found.walls[pick],
             )
+            if scanned.thinned:
+                thinned[tag] = _thinned(scanned, number, found.ordinals[pick], of_scalars)
     for tag, entries in read.items():
         at, steps, values, walls = zip(*entries, strict=True)
         mine = (
@@ -270,7 +315,24 @@ def _by_tag(
         )
         columns[tag] = _in_file_order(columns[tag], mine) if tag in columns else mine
     ordered = sorted(columns.items(), key=lambda item: item[1][0][0])
-    return {tag: TagValues(steps, values, walls) for tag, (_, steps, values, walls) in ordered}
+    return {
+        tag: thinned[tag]._replace(steps=steps, values=values, walls=walls)
+        if tag in thinned
+        else TagValues(steps, values, walls)
+        for tag, (_, steps, values, walls) in ordered
+    }
+
+
+def _thinned(scanned: Scanned, number: int, ordinals: np.ndarray, of_scalars: bool) -> TagValues:
+    """What a thinned tag's values say of all its values: their places among them, how many, the first NaN and positive step."""
+    nothing = np.zeros(0)
+
+    def step(firsts: np.ndarray | None) -> int | None:
+        return int(firsts[number]) if of_scalars and firsts is not None and firsts[number] >= 0 else None
+
+    count = int(ordinals[-1]) + 1  # the last value is always kept
+    first_nonfinite, first_positive = step(scanned.first_nonfinite), step(scanned.first_positive)
+    return TagValues(nothing, nothing, nothing, ordinals, count, first_nonfinite, first_positive)
 
 
 def _in_file_order(a: _Columns, b: _Columns) -> _Columns:

@@ -27,7 +27,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from jaxcapture_nb._event_file import crc32c_function, masked
+from jaxcapture_nb._thinning import Thinning, Values
 
+WINDOW = 1 << 23  # bytes of records read at once: a few times as much memory held while reading
 _HEADER = 12  # the length and its checksum
 _FOOTER = 4  # the data's checksum
 _LENGTH = struct.Struct("<Q")
@@ -46,12 +48,15 @@ class Spans(NamedTuple):
     ends: np.ndarray
 
 
-def scan_file(data: Any, window: int = 1 << 24) -> Scanned | None:
+def scan_file(data: Any, window: int | None = None, keep: int | None = None) -> Scanned | None:
     """The values of an event file's bytes, read in bulk ``window`` bytes of records at a time; None if a record is damaged.
 
     What has been read is let go of (where the bytes are a memory map) before
     the next window is read, so a large file is never resident whole.
-    Histograms are left in ``data``, as views of their bytes.
+    Histograms are left in ``data``, as views of their bytes. With
+    ``keep``, each tag's values are thinned as they are read to a few times
+    the ``keep`` rows a view of them keeps (see :mod:`~jaxcapture_nb._thinning`),
+    if every tag's steps go up in the file; otherwise it is read again whole.
 
     Example:
       >>> from tensorboard.compat.proto.event_pb2 import Event
@@ -62,45 +67,41 @@ def scan_file(data: Any, window: int = 1 << 24) -> Scanned | None:
       >>> scanned = scan_file(data, window=40)  # a record or two at a time
       >>> scanned.tags, scanned.scalars.tags.tolist(), scanned.scalars.values.tolist()
       (['t0', 't1'], [0, 1, 0, 1, 0], [0.0, 1.0, 2.0, 3.0, 4.0])
+      >>> scanned.scalars.ordinals.tolist()  # each value's place among its tag's
+      [0, 0, 1, 1, 2]
     """
-    parts: list[Scanned] = []
+    window = window or WINDOW
+    names: dict[str, int] = {}
+    kinds = [Thinning(keep), Thinning(keep)]  # scalars, histograms
+    others, wall_times = [], []
     at = 0
     while True:
         found = bodies(data, at, window)
         if found is None:
             return None
         events, end = found
-        parts.append(scan(data, events))
+        part = scan(data, events)
+        renumber = np.array([names.setdefault(name, len(names)) for name in part.tags] or [0], np.int64)
+        for thinning, values in zip(kinds, (part.scalars, part.histograms), strict=True):
+            thinning.add(values._replace(tags=renumber[values.tags]), len(names))
+        others.append(part.others)
+        wall_times.append(part.wall_times)
         _let_go(data, at, end)
         if end == at or end == len(data):  # read to the end, or to a record cut short
-            return _joined(parts)
+            break
         at = end
-
-
-def _joined(parts: list[Scanned]) -> Scanned:
-    """The scans of consecutive windows as one, their tags numbered anew."""
-    names: dict[str, int] = {}
-    scalars, histograms = [], []
-    for part in parts:
-        renumber = np.array([names.setdefault(name, len(names)) for name in part.tags] or [0], np.int64)
-        scalars.append(part.scalars._replace(tags=renumber[part.scalars.tags]))
-        histograms.append(part.histograms._replace(tags=renumber[part.histograms.tags]))
-
+    if keep is not None and not all(thinning.kept_order for thinning in kinds):
+        return scan_file(data, window)  # a tag's steps went back: thinned, its rows would differ
     return Scanned(
         list(names),
-        _joined_values(scalars),
-        _joined_values(histograms),
-        Spans(*(np.concatenate([part.others[k] for part in parts]) for k in range(2))),
-        np.concatenate([part.wall_times for part in parts]),
+        kinds[0].values,
+        kinds[1].values,
+        Spans(*(np.concatenate([part[k] for part in others]) for k in range(2))),
+        np.concatenate(wall_times),
+        thinned=keep is not None,
+        first_nonfinite=kinds[0].first_step(len(names), nonfinite=True),
+        first_positive=kinds[0].first_step(len(names), nonfinite=False),
     )
-
-
-def _joined_values(parts: list[Values]) -> Values:
-    """Values of one kind from consecutive windows, as one."""
-    at, tags, steps, walls = (np.concatenate([part[k] for part in parts]) for k in range(4))
-    if isinstance(parts[0].values, list):
-        return Values(at, tags, steps, walls, [value for part in parts for value in part.values])
-    return Values(at, tags, steps, walls, np.concatenate([part.values for part in parts]))
 
 
 def _let_go(data: Any, start: int, end: int) -> None:
@@ -131,40 +132,71 @@ def bodies(data: Any, start: int = 0, window: int | None = None) -> tuple[Spans,
     """
     view = memoryview(data)
     starts: list[int] = []
-    lengths: list[int] = []
-    computed: list[int] = []  # each record's header checksum, then its data's
-    written: list[int] = []  # the checksums the file holds for them
-    # Bound once: this loop runs once a record.
-    crc, length_at, checksum_at = crc32c_function(), _LENGTH.unpack_from, _CHECKSUM.unpack_from
+    length_at = _LENGTH.unpack_from  # bound once: this loop runs once a record
     at, size = start, len(view)
     stop = size if window is None else start + window
     while at + _HEADER <= size and at < stop:
-        (length,) = length_at(view, at)
-        end = at + _HEADER + length + _FOOTER
+        end = at + _HEADER + length_at(view, at)[0] + _FOOTER
         if end > size:
             # Cut short, or a damaged length, which only the careful reader reads past.
-            if masked(crc(view[at : at + 8])) != checksum_at(view, at + 8)[0]:
+            crc = crc32c_function()(view[at : at + 8])
+            if masked(crc) != _CHECKSUM.unpack_from(view, at + 8)[0]:
                 return None
             break
-        starts.append(at + _HEADER)
-        lengths.append(length)
-        computed += (crc(view[at : at + 8]), crc(view[at + _HEADER : end - _FOOTER]))
-        written += (checksum_at(view, at + 8)[0], checksum_at(view, end - _FOOTER)[0])
+        starts.append(at)
         at = end
-    if not np.array_equal(masked(np.array(computed, np.uint64)), np.array(written, np.uint64)):
+    u = np.frombuffer(data, np.uint8)
+    records = np.array(starts, np.int64)
+    lengths = _read(_unaligned(u, "<u8"), records).astype(np.int64)
+    bodies = Spans(records + _HEADER, records + _HEADER + lengths)
+    checksums = _unaligned(u, "<u4")
+    if not np.array_equal(masked(crc32c_at(u, Spans(records, records + 8))), _read(checksums, records + 8)):
         return None
-    first = np.array(starts, np.int64)
-    return Spans(first, first + np.array(lengths, np.int64)), at
+    if not np.array_equal(masked(crc32c_at(u, bodies)), _read(checksums, bodies.ends)):
+        return None
+    return bodies, at
 
 
-class Values(NamedTuple):
-    """Values of one kind, in file order: where each begins, its tag's number, its event's step and wall time."""
+def crc32c_at(u: np.ndarray, spans: Spans) -> np.ndarray:
+    """The CRC-32C of the bytes of each span of ``u``, as ``uint64``: short ones all at once, a byte at a time.
 
-    at: np.ndarray
-    tags: np.ndarray
-    steps: np.ndarray
-    walls: np.ndarray
-    values: Any  # scalars: float64s; histograms: a view of each ``HistogramProto``'s bytes
+    Most records of a long log are short (a loss: 30 bytes), and one C call
+    for each took most of the time to check them.
+
+    Example:
+      >>> from jaxcapture_nb._event_file import crc32c_function
+      >>> data = b"a loss of 0.25, and a longer record" * 3
+      >>> spans = Spans(np.array([0, 2, 5]), np.array([9, 2, len(data)]))
+      >>> found = crc32c_at(np.frombuffer(data, np.uint8), spans)
+      >>> found.tolist() == [crc32c_function()(data[a:b]) for a, b in zip(*spans)]
+      True
+    """
+    found = np.zeros(len(spans.starts), np.uint64)
+    lengths = spans.ends - spans.starts
+    short = lengths <= _SHORT
+    for length in np.unique(lengths[short]).tolist():
+        pick = np.flatnonzero(short & (lengths == length))
+        crc = np.full(len(pick), 0xFFFFFFFF, np.uint32)
+        for k in range(length):
+            crc = _CRC32C_TABLE[(crc ^ u[spans.starts[pick] + k]) & 0xFF] ^ (crc >> 8)
+        found[pick] = crc ^ 0xFFFFFFFF
+    crc32c = crc32c_function()
+    view = u.data
+    for k in np.flatnonzero(~short).tolist():
+        found[k] = crc32c(view[spans.starts[k] : spans.ends[k]])
+    return found
+
+
+def _crc32c_table() -> np.ndarray:
+    """The CRC-32C (Castagnoli) of each byte: the reflected polynomial 0x82F63B78, a bit at a time."""
+    table = np.arange(256, dtype=np.uint32)
+    for _ in range(8):
+        table = np.where(table & 1, (table >> 1) ^ np.uint32(0x82F63B78), table >> 1).astype(np.uint32)
+    return table
+
+
+_CRC32C_TABLE = _crc32c_table()
+_SHORT = 64  # bytes: spans this long or shorter are checked a byte at a time, all together
 
 
 class Scanned(NamedTuple):
@@ -175,6 +207,11 @@ class Scanned(NamedTuple):
     histograms: Values
     others: Spans  # the events left to protobuf
     wall_times: np.ndarray  # of the events read here that hold a value
+    thinned: bool = False  # whether each tag keeps only some of its values (``Values.ordinals`` says which)
+    # Per tag number, of all its scalars read here, thinned or not: the first
+    # step of a NaN or an infinity, and of a value above 0 (-1: none).
+    first_nonfinite: np.ndarray | None = None
+    first_positive: np.ndarray | None = None
 
 
 def scan(data: Any, events: Spans) -> Scanned:

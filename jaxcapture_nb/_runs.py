@@ -47,7 +47,6 @@ from jaxcapture_nb._event_reader import (
     histogram_value,
     problems_text,
 )
-from jaxcapture_nb._row_grid import kept_appends
 from jaxcapture_nb._stream import Stream, row_stats
 from jaxcapture_nb._summary import DEFAULT_BINS, Summary
 from jaxcapture_nb._tensorboard import histogram_edges, parse_site_tag, require
@@ -105,7 +104,7 @@ def open_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
 def read_log(path: str | os.PathLike[str], *, bins: int | None = None, keep_steps: int = 500) -> Stream:
     """The :class:`Stream` a saved run fills, as :func:`open_run` shows it (same arguments)."""
     require("tensorboard")
-    histograms, scalars, wall_times = _histograms_and_scalars(run_path(path))
+    histograms, scalars, wall_times = _histograms_and_scalars(run_path(path), keep_steps)
     if bins is None:
         firsts = (histogram_value(found.values[0]) for found in histograms.values())
         bins = next((b for b in map(_even_bins, firsts) if b), DEFAULT_BINS)
@@ -238,7 +237,7 @@ def even_counts(
 
 
 def _histograms_and_scalars(
-    run: pathlib.Path,
+    run: pathlib.Path, keep: int
 ) -> tuple[dict[str, TagValues], dict[str, TagValues], tuple[float, float] | None]:
     """A run's histograms and scalars by tag, in step order, from its event files, and the wall times they span.
 
@@ -249,12 +248,18 @@ def _histograms_and_scalars(
     only the last run is read, and a warning says so, rather than mixing
     two runs' values into one row. Damaged records are skipped, with a
     warning naming the file.
+
+    A run of one file, the usual one, is thinned as it is read to what a
+    view of ``keep`` rows per tag may keep; the values of several files are
+    put in step order together, which changes their places, so those are
+    read whole.
     """
     runs: list[list[tuple[pathlib.Path, Tags]]] = []
     last: dict[str, int] = {}  # each tag's last step in the run so far
-    for path in [run] if run.is_file() else event_files(run):
+    files = [run] if run.is_file() else event_files(run)
+    for path in files:
         problems: list[str] = []
-        tags = _event_reader.read_file(path, problems)
+        tags = _event_reader.read_file(path, problems, keep if len(files) == 1 else None)
         if problems:
             warn(problems_text(FileReport(path, problems)))
         first = tags.first_steps()
@@ -301,6 +306,8 @@ def _in_step_order(parts: list[TagValues]) -> TagValues:
       >>> found.steps.tolist(), found.values.tolist(), found.walls.tolist()
       ([0, 1, 2, 3], [0.0, 10.0, 2.0, 30.0], [0.0, 1.0, 0.0, 1.0])
     """
+    if len(parts) == 1 and parts[0].ordinals is not None:
+        return parts[0]  # thinned as it was read, its steps going up
     steps = np.concatenate([part.steps for part in parts])
     order = np.argsort(steps, kind="stable")
     ordered = steps[order]
@@ -339,10 +346,10 @@ def _fill_site(
     zeros_known = stats["zero_pct"] is not None
     for key in ("nan", "posinf", "neginf"):
         counts = stats[key]
-        held = counts.steps[counts.values > 0] if counts is not None else ()
-        if len(held):
-            stream.flag_nonfinite(series, int(held.min()), order)
-    indices = kept_appends(len(found.steps), stream.keep_steps)
+        held = counts.first_step(nonfinite=False) if counts is not None else None
+        if held is not None:
+            stream.flag_nonfinite(series, held, order)
+    indices = found.kept(stream.keep_steps)
     if not indices:
         return
     kept = [int(found.steps[k]) for k in indices]
@@ -438,10 +445,10 @@ def _summaries(
 
 def _fill_scalar(stream: Stream, tag: str, found: TagValues) -> None:
     """Records a scalar tag's values, as :func:`_fill_site` records a site's: the kept rows, the first NaN."""
-    nonfinite = found.steps[~np.isfinite(found.values)]
+    nonfinite = found.first_step(nonfinite=True)
     series = stream.scalar_series(tag)
-    for k in kept_appends(len(found.steps), stream.keep_steps):
+    for k in found.kept(stream.keep_steps):
         stream.add_scalar_row(series, int(found.steps[k]), float(found.values[k]), float(found.walls[k]))
-    if len(nonfinite):
-        stream.flag_nonfinite(series, int(nonfinite[0]), sys.maxsize)
+    if nonfinite is not None:
+        stream.flag_nonfinite(series, nonfinite, sys.maxsize)
     series.calls = int(found.steps[-1]) + 1
