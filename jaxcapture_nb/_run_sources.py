@@ -106,9 +106,9 @@ def read_run(
 
     Args:
       source: a :class:`~jaxcapture_nb.Watch` (running or ended), a
-        :class:`~jaxcapture_nb.LiveView` of one run, or a saved run one of
+        :class:`~jaxcapture_nb.LiveView` of one run, a saved run one of
         :data:`READERS` reads (the path of a TensorBoard log: a folder or
-        an event file).
+        an event file), or a :class:`~jaxcapture_nb.Run` to name anew.
       name: how views label the run; by default a saved run's folder, else "".
       bins: histogram bins a saved run is read with; by default its log's.
       keep_steps: rows kept per site of a saved run.
@@ -142,6 +142,6 @@ def read_run(
     if isinstance(source, Stream):
         return Run(name, source, source)
     raise TypeError(
-        f"run {name!r}: expected a Watch, its LiveView, or the path of a saved run (a folder or an event "
-        f"file), got {type(source).__name__}"
+        f"run {name!r}: expected a Watch, its LiveView, a Run, or the path of a saved run (a folder or an "
+        f"event file), got {type(source).__name__}"
     )

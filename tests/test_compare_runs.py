@@ -134,7 +134,7 @@ def test_rebinning_keeps_every_count_and_places_it_by_overlap():
 def test_bad_runs_are_refused_with_what_to_pass(runs):
     with pytest.raises(ValueError, match="two runs or more"):
         compare_runs([runs[0]])
-    with pytest.raises(TypeError, match="expected a Watch, its LiveView, or the path of a saved run"):
+    with pytest.raises(TypeError, match="expected a Watch, its LiveView, a Run, or the path of a saved run"):
         compare_runs([runs[0], 3])
     with pytest.raises(FileNotFoundError):
         compare_runs([runs[0], "no/such/run"])
