@@ -28,6 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 _MASK_DELTA = 0xA282EAD8
+HEADER = 12  # bytes before a record's data: its length and the length's checksum
+FOOTER = 4  # bytes after it: the data's checksum
 
 # Counts the files this process makes: two made in one second get different names.
 _made = itertools.count()
@@ -46,7 +48,7 @@ def crc32c_function() -> Callable[[Any], int]:
         return pure_python.crc32c
 
 
-def masked_crc(data: bytes) -> int:
+def masked_crc(data: bytes | memoryview) -> int:
     """TFRecord's masked CRC-32C of ``data``: rotated right by 15 bits, plus a constant.
 
     Example:

@@ -31,12 +31,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from jaxcapture_nb import _event_scan
-from jaxcapture_nb._event_file import masked_crc
+from jaxcapture_nb._event_file import FOOTER, HEADER, masked_crc
 from jaxcapture_nb._event_scan import Scanned
 from jaxcapture_nb._row_grid import kept_appends
-
-_HEADER = 12  # the length and its checksum
-_FOOTER = 4  # the data's checksum
 
 
 class FileReport(NamedTuple):
@@ -60,7 +57,7 @@ def records(data: bytes | mmap.mmap, problems: list[str]) -> Iterator[tuple[int,
       ['the record at byte 21 fails its checksum']
     """
     at, size = 0, len(data)
-    while at + _HEADER <= size:
+    while at + HEADER <= size:
         header = bytes(data[at : at + 8])
         if struct.unpack_from("<I", data, at + 8)[0] != masked_crc(header):
             found = _next_record(data, at + 1)
@@ -68,11 +65,11 @@ def records(data: bytes | mmap.mmap, problems: list[str]) -> Iterator[tuple[int,
             at = found
             continue
         (length,) = struct.unpack_from("<Q", data, at)
-        end = at + _HEADER + length + _FOOTER
+        end = at + HEADER + length + FOOTER
         if end > size:
             return  # cut short: still being written, or its writer was killed
-        body = bytes(data[at + _HEADER : end - _FOOTER])
-        if struct.unpack_from("<I", data, end - _FOOTER)[0] != masked_crc(body):
+        body = bytes(data[at + HEADER : end - FOOTER])
+        if struct.unpack_from("<I", data, end - FOOTER)[0] != masked_crc(body):
             problems.append(f"the record at byte {at} fails its checksum")
         else:
             yield at, body
@@ -81,7 +78,7 @@ def records(data: bytes | mmap.mmap, problems: list[str]) -> Iterator[tuple[int,
 
 def _next_record(data: bytes | mmap.mmap, start: int) -> int:
     """Where the next record whose length passes its checksum begins at or after ``start``; else the end."""
-    for at in range(start, len(data) - _HEADER + 1):
+    for at in range(start, len(data) - HEADER + 1):
         if struct.unpack_from("<I", data, at + 8)[0] == masked_crc(bytes(data[at : at + 8])):
             return at
     return len(data)
@@ -109,7 +106,7 @@ def read_file(path: pathlib.Path, problems: list[str], keep: int | None = None) 
     starts, ends = scanned.others
     others = list(
         _events(
-            ((a - _HEADER, data[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)), problems
+            ((a - HEADER, data[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)), problems
         )
     )
     if scanned.thinned and {v.tag for _, event in others for v in event.summary.value} & set(scanned.tags):
@@ -288,7 +285,7 @@ def _by_tag(
     reads the file again whole where it would.
     """
     columns: dict[str, _Columns] = {}
-    thinned: dict[str, TagValues] = {}
+    thinned: dict[str, tuple[Any, ...]] = {}  # the last four fields of a thinned tag's TagValues
     found = None if scanned is None else scanned.scalars if of_scalars else scanned.histograms
     if scanned is not None and found is not None and len(found.at):
         order = np.argsort(found.tags, kind="stable")
@@ -316,23 +313,21 @@ def _by_tag(
         columns[tag] = _in_file_order(columns[tag], mine) if tag in columns else mine
     ordered = sorted(columns.items(), key=lambda item: item[1][0][0])
     return {
-        tag: thinned[tag]._replace(steps=steps, values=values, walls=walls)
-        if tag in thinned
-        else TagValues(steps, values, walls)
+        tag: TagValues(steps, values, walls, *thinned.get(tag, ()))
         for tag, (_, steps, values, walls) in ordered
     }
 
 
-def _thinned(scanned: Scanned, number: int, ordinals: np.ndarray, of_scalars: bool) -> TagValues:
+def _thinned(
+    scanned: Scanned, number: int, ordinals: np.ndarray, of_scalars: bool
+) -> tuple[np.ndarray, int, int | None, int | None]:
     """What a thinned tag's values say of all its values: their places among them, how many, the first NaN and positive step."""
-    nothing = np.zeros(0)
 
     def step(firsts: np.ndarray | None) -> int | None:
         return int(firsts[number]) if of_scalars and firsts is not None and firsts[number] >= 0 else None
 
     count = int(ordinals[-1]) + 1  # the last value is always kept
-    first_nonfinite, first_positive = step(scanned.first_nonfinite), step(scanned.first_positive)
-    return TagValues(nothing, nothing, nothing, ordinals, count, first_nonfinite, first_positive)
+    return ordinals, count, step(scanned.first_nonfinite), step(scanned.first_positive)
 
 
 def _in_file_order(a: _Columns, b: _Columns) -> _Columns:

@@ -26,12 +26,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from jaxcapture_nb._event_file import crc32c_function, masked
+from jaxcapture_nb._event_file import FOOTER, HEADER, crc32c_function, masked, masked_crc
 from jaxcapture_nb._thinning import Thinning, Values
 
 WINDOW = 1 << 23  # bytes of records read at once: a few times as much memory held while reading
-_HEADER = 12  # the length and its checksum
-_FOOTER = 4  # the data's checksum
 _LENGTH = struct.Struct("<Q")
 _CHECKSUM = struct.Struct("<I")
 
@@ -135,12 +133,11 @@ def bodies(data: Any, start: int = 0, window: int | None = None) -> tuple[Spans,
     length_at = _LENGTH.unpack_from  # bound once: this loop runs once a record
     at, size = start, len(view)
     stop = size if window is None else start + window
-    while at + _HEADER <= size and at < stop:
-        end = at + _HEADER + length_at(view, at)[0] + _FOOTER
+    while at + HEADER <= size and at < stop:
+        end = at + HEADER + length_at(view, at)[0] + FOOTER
         if end > size:
             # Cut short, or a damaged length, which only the careful reader reads past.
-            crc = crc32c_function()(view[at : at + 8])
-            if masked(crc) != _CHECKSUM.unpack_from(view, at + 8)[0]:
+            if masked_crc(view[at : at + 8]) != _CHECKSUM.unpack_from(view, at + 8)[0]:
                 return None
             break
         starts.append(at)
@@ -148,7 +145,7 @@ def bodies(data: Any, start: int = 0, window: int | None = None) -> tuple[Spans,
     u = np.frombuffer(data, np.uint8)
     records = np.array(starts, np.int64)
     lengths = _read(_unaligned(u, "<u8"), records).astype(np.int64)
-    bodies = Spans(records + _HEADER, records + _HEADER + lengths)
+    bodies = Spans(records + HEADER, records + HEADER + lengths)
     checksums = _unaligned(u, "<u4")
     if not np.array_equal(masked(crc32c_at(u, Spans(records, records + 8))), _read(checksums, records + 8)):
         return None
