@@ -24,6 +24,7 @@ import functools
 import hashlib
 import os
 import pathlib
+import re
 import tempfile
 from typing import Any
 
@@ -110,21 +111,57 @@ def usable(args: tuple[Any, ...]) -> bool:
     return all(isinstance(leaf, jax.Array) and leaf.devices() == {default} for leaf in leaves)
 
 
-def load_or_compile(name: str, jitted: Any, args: tuple[Any, ...], **static: Any) -> Any:
+def load_or_compile(
+    name: str, jitted: Any, args: tuple[Any, ...], options: dict[str, Any] | None = None, **static: Any
+) -> Any:
     """``jitted`` (a ``jax.jit`` function) compiled for ``args``, which :func:`usable` accepts: loaded if kept, else compiled and kept.
 
-    The result is called with ``args``' arrays, not ``static``.
+    ``options`` are XLA's compiler options; one this XLA does not know is
+    left out. The result is called with ``args``' arrays, not
+    ``static``.
     """
+    loaded = load_kept(name, args, options, **static)
+    if loaded is not None:
+        return loaded
+    return compile_and_keep(name, jitted.lower(*args, **static), args, options, **static)
+
+
+def load_kept(name: str, args: tuple[Any, ...], options: dict[str, Any] | None = None, **static: Any) -> Any:
+    """The program :func:`load_or_compile` keeps for these arguments, if it kept one; else None."""
     folder = cache_dir()
-    key = program_key(name, args, tuple(sorted(static.items())))
+    if folder is None:
+        return None
+    return _load(folder / _file_name(name, args, options, static), args)
+
+
+def compile_and_keep(
+    name: str, lowered: Any, args: tuple[Any, ...], options: dict[str, Any] | None = None, **static: Any
+) -> Any:
+    """Compiles ``lowered`` (``jitted.lower(*args, **static)``) with ``options`` and keeps it as :func:`load_or_compile` does."""
+    compiled = _compiled(lowered, dict(options or {}))
+    folder = cache_dir()
     if folder is not None:
-        loaded = _load(folder / key, args)
-        if loaded is not None:
-            return loaded
-    compiled = jitted.lower(*args, **static).compile()
-    if folder is not None:
-        _keep(folder / key, compiled)
+        _keep(folder / _file_name(name, args, options, static), compiled)
     return compiled
+
+
+def _compiled(lowered: Any, options: dict[str, Any]) -> Any:
+    """``lowered`` compiled with the ``options`` this XLA knows (JAX 0.12 dropped some CPU options)."""
+    while options:
+        try:
+            return lowered.compile(compiler_options=options)
+        except Exception as e:  # noqa: BLE001 - XLA raises its own runtime error type
+            unknown = re.search(r"No such compile option: '([^']+)'", str(e))
+            if unknown is None or unknown.group(1) not in options:
+                raise
+            del options[unknown.group(1)]
+    return lowered.compile()
+
+
+def _file_name(
+    name: str, args: tuple[Any, ...], options: dict[str, Any] | None, static: dict[str, Any]
+) -> str:
+    return program_key(name, args, (*sorted(static.items()), *sorted((options or {}).items())))
 
 
 def _load(path: pathlib.Path, args: tuple[Any, ...]) -> Any:

@@ -53,6 +53,19 @@ def test_a_kept_program_is_loaded_not_compiled_and_gives_the_same_rows(folder):
     np.testing.assert_array_equal(np.asarray(second(table, layout)), want)
 
 
+def test_compiler_options_this_xla_does_not_know_are_left_out_and_the_rest_kept_apart(folder):
+    table, layout = table_and_layout()
+    options = {"xla_no_such_option_anywhere": True, "xla_backend_optimization_level": 0}
+    program = _program_cache.load_or_compile("packed_rows", packed_rows, (table, layout), options, bins=8)
+    np.testing.assert_array_equal(np.asarray(program(table, layout)), packed_rows(table, layout, bins=8))
+    load_or_compile(table, layout)
+    assert len(list(folder.iterdir())) == 2  # a build with options is not the default one
+    with pytest.raises(Exception, match="xla_backend_optimization_level"):  # a bad value still fails
+        _program_cache.load_or_compile(
+            "packed_rows", packed_rows, (table, layout), {"xla_backend_optimization_level": "fast"}, bins=8
+        )
+
+
 def test_programs_for_other_sizes_or_bins_are_kept_apart(folder):
     table, layout = table_and_layout()
     load_or_compile(table, layout, bins=8)

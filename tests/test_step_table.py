@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from jaxcapture_nb import capture, watch
+from jaxcapture_nb import _step_table, capture, watch
 from jaxcapture_nb._batch import device_layout, needs_careful, packed_rows, padded_table, table_size
 from jaxcapture_nb._row_grid import RowGrid, kept_appends
 from jaxcapture_nb._step_table import StepTable
@@ -203,7 +203,6 @@ def test_readers_of_grid_members_each_learn_of_the_rewritten_latest_row():
 
 def test_a_capture_and_a_watch_compile_summaries_beside_the_step(monkeypatch):
     """Both start compiling the summaries as the step is traced, once per table size."""
-    from jaxcapture_nb import _step_table
     from jaxcapture_nb._tracing import tracing
 
     started = []
@@ -228,7 +227,6 @@ def test_a_capture_and_a_watch_compile_summaries_beside_the_step(monkeypatch):
 
 
 def test_the_summary_program_of_a_new_table_size_compiles_in_the_background():
-    from jaxcapture_nb import _step_table
 
     model = Stack([5, 3000, 3000], nnx.Rngs(0))  # a table size no other test makes
     step = nnx.jit(lambda m, x: m(x))
@@ -239,6 +237,46 @@ def test_the_summary_program_of_a_new_table_size_compiles_in_the_background():
     (key,) = [key for key in _step_table._compiles if key[0][0] == rows]
     assert not _step_table._compiles[key].is_alive()  # waited for before the summaries were made
     assert all(s.size == 1 for s in w.stream.series.values())
+
+
+def test_a_first_quick_program_built_for_speed_is_replaced_by_its_optimized_build_once_used_again(
+    tmp_path, monkeypatch
+):
+    """The unoptimized build serves the first result; the next process loads the optimized one."""
+    import threading
+
+    def builds_done():
+        for thread in threading.enumerate():
+            if thread.name.startswith("jaxcapture-"):
+                thread.join()
+
+    builds_done()  # earlier tests' builds would land in the tables made below
+    monkeypatch.setenv("JAXCAPTURE_NB_CACHE_DIR", str(tmp_path))
+    for name in ("_programs", "_compiles", "_unoptimized"):
+        monkeypatch.setattr(_step_table, name, {})
+    model = Stack([4, 8, 8], nnx.Rngs(0))
+    step = nnx.jit(lambda m, x: m(x))
+
+    def captured():
+        with capture(model, keep="summary") as cap:
+            step(model, jnp.ones((2, 4)))
+        builds_done()
+        return [r.summary.stats for r in cap.records]
+
+    first = captured()
+    ((key, quick),) = _step_table._programs.items()
+    assert len(list(tmp_path.iterdir())) == 1  # the first result shares the processor with no build
+    np.testing.assert_array_equal(captured(), first)
+    assert not _step_table._unoptimized  # the second use built the optimized program
+    optimized = _step_table._programs[key]
+    assert optimized is not quick and len(list(tmp_path.iterdir())) == 2  # both builds kept
+    np.testing.assert_array_equal(captured(), first)
+    assert _step_table._programs[key] is optimized
+    # A new process (here: no program in memory) loads the optimized build and builds nothing.
+    monkeypatch.setattr(_step_table, "_programs", {})
+    monkeypatch.setattr(_step_table, "_compiles", {})
+    np.testing.assert_array_equal(captured(), first)
+    assert not _step_table._unoptimized
 
 
 @pytest.mark.parametrize(
@@ -258,7 +296,10 @@ def test_the_quick_program_marks_only_tables_that_need_the_careful_pass_and_agre
     if odd is not None:
         arrays.append(jnp.asarray(odd))
     table, layout = padded_table(arrays), device_layout(tuple(a.size for a in arrays))
-    quick = np.asarray(packed_rows(table, layout, bins=16, careful=False))
+    # The quick program as a first capture compiles it, without LLVM's optimizations.
+    quick_program = _step_table.summary_program(table.shape, layout, table.dtype, 16, careful=False)
+    quick = np.asarray(quick_program(table, layout))
+    np.testing.assert_array_equal(quick, packed_rows(table, layout, bins=16, careful=False))
     careful = np.asarray(packed_rows(table, layout, bins=16))
     assert needs_careful(quick) == (odd is not None)
     if odd is None:
@@ -267,7 +308,6 @@ def test_the_quick_program_marks_only_tables_that_need_the_careful_pass_and_agre
 
 def test_a_table_the_quick_program_marks_is_summarized_again_by_the_careful_one(tmp_path, monkeypatch):
     """A first capture compiles only the quick program; a NaN brings in the careful one, once."""
-    from jaxcapture_nb import _step_table
 
     monkeypatch.setenv("JAXCAPTURE_NB_CACHE_DIR", str(tmp_path))  # nothing kept from other runs
     monkeypatch.setattr(_step_table, "_programs", {})
