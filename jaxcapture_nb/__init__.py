@@ -18,12 +18,23 @@ from jaxcapture_nb._compare import Comparison, SiteComparison, compare_modes
 from jaxcapture_nb._compare_runs import compare_runs
 from jaxcapture_nb._modes import ModeError, ModuleOptions, ViewOption, view_options, with_mode
 from jaxcapture_nb._overlay import overlay_runs
+from jaxcapture_nb._patch import (
+    Patch,
+    Replacement,
+    at,
+    mean_ablation,
+    patch,
+    resample_ablation,
+    steering,
+    zero_ablation,
+)
 from jaxcapture_nb._records import Gradient, Record
 from jaxcapture_nb._run import Run
 from jaxcapture_nb._run_sources import read_run
 from jaxcapture_nb._runs import open_run
 from jaxcapture_nb._stream import NonFiniteError
 from jaxcapture_nb._summary import Summary, summarize
+from jaxcapture_nb._sweep import PatchingResult, attribution_patching, patching_sweep
 from jaxcapture_nb._warnings import JaxCaptureWarning
 from jaxcapture_nb._watch import Watch, watch
 
@@ -79,23 +90,34 @@ __all__ = [
     "ModePanel",
     "ModuleOptions",
     "NonFiniteError",
+    "Patch",
+    "PatchingResult",
     "Record",
+    "Replacement",
     "Run",
     "SiteComparison",
     "Summary",
     "ViewOption",
     "Watch",
+    "at",
+    "attribution_patching",
     "capture",
     "capture_grads",
     "compare_modes",
     "compare_runs",
+    "mean_ablation",
     "mode_panel",
     "open_run",
     "overlay_runs",
+    "patch",
+    "patching_sweep",
     "read_run",
+    "resample_ablation",
+    "steering",
     "summarize",
     "view_options",
     "watch",
     "with_mode",
+    "zero_ablation",
     "__version__",
 ]

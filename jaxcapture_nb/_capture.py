@@ -6,6 +6,7 @@ The :class:`Capture` result always has the same shape, whatever the model
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -149,6 +150,27 @@ class Capture:
         if isinstance(self.model, nnx.Module):
             return nnx.State(_as_variables(tree))
         return {COLLECTION: _as_tuples(tree)}
+
+    def __getitem__(self, site: str) -> Any:
+        """The value ``site`` (a dotted name, as ``Record.site``) held at its last call, as kept.
+
+        Feeds a patch: ``patch(model, {site: clean[site]})``.
+
+        Raises:
+          KeyError: no record of ``site`` (with the nearest names), or the
+            capture kept only summaries (``keep="summary"``).
+        """
+        found = [r for r in self.records if r.site == site]
+        if not found:
+            near = difflib.get_close_matches(site, sorted({r.site for r in self.records}), n=5, cutoff=0.5)
+            raise KeyError(
+                f"no site {site!r} was captured" + (f"; nearest: {', '.join(near)}" if near else "")
+            )
+        if found[-1].value is None:
+            raise KeyError(
+                f"{site!r}: this capture kept only summaries; capture with keep='last' or keep='all'"
+            )
+        return found[-1].value
 
     def first_nonfinite(self) -> Record | None:
         """The first record, in execution order, holding a NaN or Inf."""

@@ -13,7 +13,8 @@
   (``flax_internals.mark_data``), so a module that takes an exit inside a
   transform keeps the graph definition of its copies outside.
 * with ``methods=True``, wrappers of the classes' own methods that sow each
-  method's output, on the modules of a model that records method outputs.
+  method's output, on the modules of a model that records method outputs,
+  after a patch of that output (``patching``) has replaced it.
 
 Each is reference-counted by class, so models captured at the same time
 share them. The exit attribute stays on a class once put there: a state
@@ -31,6 +32,7 @@ from flax import nnx
 
 from jaxcapture_nb._backends import flax_internals
 from jaxcapture_nb._backends.nnx.exits import EXIT, Exit
+from jaxcapture_nb._backends.nnx.patching import patched_output, perturbation_for, slot_of
 from jaxcapture_nb._backends.nnx.routes import ROUTES, SITES, lock
 from jaxcapture_nb._tracing import tracing
 
@@ -51,11 +53,13 @@ class _CapturesSlot:
         if module is None:
             return self
         capture, site = capture_of(module)
-        if capture is None:
+        if capture is None and slot_of(module) is None:
             capture, site = _recognized(module)
-            if capture is None:
+        if capture is None:
+            if slot_of(module) is None:
                 raise AttributeError(flax_internals.CAPTURES)
-        return capture.writers(site, module)
+            return perturbation_for(module, ())
+        return perturbation_for(module, capture.writers(site, module))
 
 
 def _recognized(module: Any) -> tuple[Any, Any]:
@@ -156,7 +160,7 @@ class_hooks = ClassHooks()
 def _sowing_method(name: str, method):
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        out = method(self, *args, **kwargs)
+        out = patched_output(self, name, method(self, *args, **kwargs))
         capture, _ = capture_of(self)
         if capture is not None and capture.methods:
             self.sow(nnx.Intermediate, name, out)

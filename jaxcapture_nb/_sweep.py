@@ -1,0 +1,240 @@
+"""Activation patching over many sites and positions as one compiled program, and its first-order estimate.
+
+:func:`patching_sweep` patches, for every site (and position), the clean
+run's value into the corrupted run and evaluates a metric. The patches of
+a site differ only in the position they replace, so they are one run
+``vmap``-ped over the position (``jax.lax.map`` in chunks, to bound
+memory), and the sites' runs are one program: one compile for the whole
+sweep, where a Python loop would dispatch one patched forward pass per
+patch. What the model computes before a site does not depend on the
+position, so ``vmap`` leaves it unbatched: it is computed once per site.
+
+:func:`attribution_patching` estimates the same effects from one forward
+and one backward pass: ``(clean - corrupted) . d metric / d value`` at each
+site, summed over every axis but the position's.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+from jaxcapture_nb._backends import flax_internals
+from jaxcapture_nb._names import shown_name
+from jaxcapture_nb._patch import Replacement, patch
+
+
+class PatchingResult:
+    """The effect on a metric of patching each site (rows) at each position (columns).
+
+    Attributes:
+      sites: the patched sites, in the order given.
+      positions: the patched positions, or None where each site was patched whole.
+      effect: ``[sites, positions]`` (``[sites, 1]`` when whole), the metric of each patched run.
+      clean, corrupted: the metric of the clean and of the corrupted run.
+      method: ``"exact"`` (:func:`patching_sweep`) or ``"attribution"`` (:func:`attribution_patching`).
+    """
+
+    def __init__(self, sites, positions, effect, clean, corrupted, method):
+        self.sites, self.positions, self.method = list(sites), positions, method
+        self.effect = np.asarray(effect, np.float64)
+        self.clean, self.corrupted = float(clean), float(corrupted)
+
+    @property
+    def recovery(self) -> np.ndarray:
+        """The patched metric normalized: 0 is the corrupted run's, 1 the clean run's."""
+        span = self.clean - self.corrupted
+        return (self.effect - self.corrupted) / (span if span else np.nan)
+
+    def table(self, digits: int = 3) -> str:
+        """The recovery as a plain-text table, one row per site."""
+        columns = ["whole"] if self.positions is None else [str(p) for p in self.positions]
+        width = max([len("site")] + [len(shown_name(s)) for s in self.sites])
+        head = "site".ljust(width) + "  " + "  ".join(c.rjust(digits + 4) for c in columns)
+        rows = [
+            shown_name(site).ljust(width) + "  " + "  ".join(f"{v:{digits + 4}.{digits}f}" for v in row)
+            for site, row in zip(self.sites, self.recovery, strict=True)
+        ]
+        title = f"{self.method} patching: recovery (0 = corrupted {self.corrupted:.4g}, 1 = clean {self.clean:.4g})"
+        return "\n".join([title, head, *rows])
+
+    def __repr__(self) -> str:
+        return self.table()
+
+
+def _recorder(store: dict[str, Any], site: str) -> Replacement:
+    def keep(value):
+        store[site] = value
+        return value
+
+    return Replacement(keep)
+
+
+def _run(model: nnx.Module, inputs: Any, forward: Callable, replacements: dict[str, Replacement]) -> Any:
+    with patch(model, replacements):
+        return forward(model, inputs)
+
+
+# Each program below is compiled once per model structure, sites, metric and
+# input shapes: a second sweep of the same question reuses it.
+_STATIC = ("graphdef", "sites", "forward", "metric", "positions", "position_axis", "chunk")
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef", "sites", "forward"))
+def _recorded_run(state, inputs, *, graphdef, sites, forward) -> tuple[Any, dict[str, Any]]:
+    """The outputs and the sites' values of one run."""
+    store: dict[str, Any] = {}
+    out = _run(nnx.merge(graphdef, state), inputs, forward, {s: _recorder(store, s) for s in sites})
+    return out, store
+
+
+def _default_forward(model: nnx.Module, inputs: Any) -> Any:
+    return model(inputs)
+
+
+def patching_sweep(
+    model: nnx.Module,
+    clean: Any,
+    corrupted: Any,
+    metric: Callable[[Any], Any],
+    sites: Sequence[str],
+    positions: Sequence[int] | None = None,
+    position_axis: int = 1,
+    chunk: int = 16,
+    forward: Callable[[nnx.Module, Any], Any] = _default_forward,
+) -> PatchingResult:
+    """Patches each site's clean value into the corrupted run, one site and position at a time, in one compiled program.
+
+    Args:
+      model: an NNX module; it is not changed.
+      clean, corrupted: the two inputs (of one shape), as ``forward`` takes them.
+      metric: ``metric(outputs) -> scalar``, e.g. the logit difference of the right and wrong answers.
+      sites: the sites to patch, named as :func:`patch` names them.
+      positions: the positions (along ``position_axis`` of each site's
+        value) to patch one at a time; None patches each site whole.
+      position_axis: the axis of a site's value that holds positions (1: ``[batch, tokens, ...]``).
+      chunk: patched runs evaluated together; bounds memory.
+      forward: ``forward(model, inputs) -> outputs``; the model's call by default.
+
+    Returns:
+      A :class:`PatchingResult` with ``effect[site, position]``.
+    """
+    sites = tuple(sites)
+    positions = None if positions is None else tuple(int(p) for p in positions)
+    flax_internals.check()  # before the traces below, whose patches rely on it
+    graphdef, state = nnx.split(model)
+    clean_out, clean_values = _recorded_run(state, clean, graphdef=graphdef, sites=sites, forward=forward)
+    corrupted_out, _ = _recorded_run(state, corrupted, graphdef=graphdef, sites=(), forward=forward)
+    effect = _sweep_program(
+        state,
+        corrupted,
+        clean_values,
+        graphdef=graphdef,
+        sites=sites,
+        forward=forward,
+        metric=metric,
+        positions=positions,
+        position_axis=position_axis,
+        chunk=chunk,
+    )
+    effect = np.asarray(effect).reshape(len(sites), -1)
+    return PatchingResult(sites, positions, effect, metric(clean_out), metric(corrupted_out), "exact")
+
+
+@functools.partial(jax.jit, static_argnames=_STATIC)
+def _sweep_program(
+    state, inputs, clean_values, *, graphdef, sites, forward, metric, positions, position_axis, chunk
+):
+    """The metric of every patched run, as ``[sites, positions]`` (``[sites, 1]`` for whole sites).
+
+    Each site has its own map over positions, so that what the model
+    computes before the site does not depend on the patch and is computed
+    once (``vmap`` batches only what depends on its argument), not once per
+    patch.
+    """
+
+    def patched_run(name, position):
+        def patched(value):
+            if positions is None:
+                return clean_values[name]
+            axis = jnp.arange(value.shape[position_axis]).reshape(
+                [-1 if a == position_axis else 1 for a in range(value.ndim)]
+            )
+            return jnp.where(axis == position, clean_values[name], value)
+
+        return metric(_run(nnx.merge(graphdef, state), inputs, forward, {name: Replacement(patched)}))
+
+    if positions is None:
+        return jnp.stack([patched_run(name, None)[None] for name in sites])
+    places = jnp.asarray(positions, jnp.int32)
+    return jnp.stack(
+        [jax.lax.map(functools.partial(patched_run, name), places, batch_size=chunk) for name in sites]
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef", "sites", "forward", "metric"))
+def _site_gradients(state, inputs, zeros, *, graphdef, sites, forward, metric):
+    """The gradient of the metric with respect to each site's value, at the run on ``inputs``."""
+
+    def shifted_metric(deltas):
+        replacements = {s: Replacement(_shifted, (deltas[s],)) for s in sites}
+        return metric(_run(nnx.merge(graphdef, state), inputs, forward, replacements))
+
+    return jax.grad(shifted_metric)(zeros)
+
+
+def _shifted(value, delta):
+    return value + delta
+
+
+def attribution_patching(
+    model: nnx.Module,
+    clean: Any,
+    corrupted: Any,
+    metric: Callable[[Any], Any],
+    sites: Sequence[str],
+    positions: Sequence[int] | None = None,
+    position_axis: int = 1,
+    forward: Callable[[nnx.Module, Any], Any] = _default_forward,
+) -> PatchingResult:
+    """The first-order estimate of :func:`patching_sweep`: ``(clean - corrupted) . gradient`` at each site.
+
+    One forward pass on each input and one backward pass on the corrupted
+    one, whatever the number of sites and positions. Arguments and result
+    as :func:`patching_sweep`'s; its ``effect`` is the corrupted metric plus
+    the estimated change.
+    """
+    sites = tuple(sites)
+    flax_internals.check()  # before the traces below, whose patches rely on it
+    graphdef, state = nnx.split(model)
+    clean_out, clean_values = _recorded_run(state, clean, graphdef=graphdef, sites=sites, forward=forward)
+    corrupted_out, corrupted_values = _recorded_run(
+        state, corrupted, graphdef=graphdef, sites=sites, forward=forward
+    )
+    zeros = {s: jnp.zeros_like(corrupted_values[s]) for s in sites}
+    grads = _site_gradients(
+        state, corrupted, zeros, graphdef=graphdef, sites=sites, forward=forward, metric=metric
+    )
+    rows: list[Any] = []
+    for s in sites:
+        change = (clean_values[s] - corrupted_values[s]) * grads[s]
+        if positions is None:
+            rows.append([float(jnp.sum(change))])
+        else:
+            moved = jnp.moveaxis(change, position_axis, 0).reshape(change.shape[position_axis], -1)
+            rows.append(np.asarray(jnp.sum(moved, axis=1))[list(positions)])
+    base = float(metric(corrupted_out))
+    return PatchingResult(
+        sites,
+        None if positions is None else list(positions),
+        base + np.asarray(rows),
+        metric(clean_out),
+        base,
+        "attribution",
+    )
