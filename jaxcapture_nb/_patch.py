@@ -268,30 +268,17 @@ class Patch:
     def __enter__(self) -> Patch:
         if self._installed is not None:
             raise RuntimeError("this patch is already active; a block cannot be entered twice at once")
-        self._installed = []
-        if not self.patches:
-            return self  # nothing to install: the model and its compiled steps are left alone
-        self._installed = None
+        if not self.patches:  # nothing to install: the model and its compiled steps are left alone
+            self._installed = []
+            return self
         self._traced = tracing()
         if not self._traced:  # the probes trace programs of their own; a sweep checks before its trace
             flax_internals.check()
-        sites = _Sites(self.model)
-        by_module: dict[int, tuple[nnx.Module, list[SiteSpec], list[tuple[Any, ...]]]] = {}
-        for (site, index), replacement in self.patches.items():
-            _, module, kind, name, leaf = sites.resolve(site)
-            entry = by_module.setdefault(id(module), (module, [], []))
-            entry[1].append(SiteSpec(site, kind, name, leaf, index, replacement.fn, replacement.sliced))
-            entry[2].append(replacement.operands)
-        for module, _, _ in by_module.values():
-            if patching.slot_of(module) is not None:
-                raise RuntimeError(
-                    f"a module of this model ({type(module).__name__}) is already patched: "
-                    "give one patch() every site, or end the other block first"
-                )
-        self._sites = sites
+        self._sites = _Sites(self.model)
+        planned = self._planned()
         self._installed = []
         try:
-            for module, specs, operands in by_module.values():
+            for module, specs, operands in planned:
                 methods = any(spec.kind == METHOD for spec in specs)
                 class_hooks.acquire(type(module), methods)
                 key = flax_internals.own_site_key(module)
@@ -302,6 +289,21 @@ class Patch:
             self._uninstall()
             raise
         return self
+
+    def _planned(self) -> list[tuple[nnx.Module, list[SiteSpec], list[tuple[Any, ...]]]]:
+        """Each patched module with its patches' specs and arrays, in the order the patches were given."""
+        by_module: dict[int, tuple[nnx.Module, list[SiteSpec], list[tuple[Any, ...]]]] = {}
+        for (site, index), replacement in self.patches.items():
+            _, module, kind, name, leaf = self._sites.resolve(site)
+            if patching.slot_of(module) is not None:
+                raise RuntimeError(
+                    f"{site!r}: its module is already patched by another block; give one patch() "
+                    "every site, or end the other block first"
+                )
+            entry = by_module.setdefault(id(module), (module, [], []))
+            entry[1].append(SiteSpec(site, kind, name, leaf, index, replacement.fn, replacement.sliced))
+            entry[2].append(replacement.operands)
+        return list(by_module.values())
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         slots = [(patching.slot_of(m), m) for m, *_ in self._installed or ()]

@@ -205,7 +205,7 @@ def test_the_sweep_equals_patching_one_site_and_position_at_a_time():
         for p in positions:
             with patch(model, {at(site, np.s_[:, p]): clean[site]}):
                 want = float(logit_difference(step(model, OTHER)))
-            assert result.effect[i, p] == pytest.approx(want, abs=1e-6)
+            assert result.effect[i, p] == pytest.approx(want, rel=1e-5, abs=1e-6)
     assert result.clean == pytest.approx(float(logit_difference(model(TOKENS))), abs=1e-6)
     assert result.corrupted == pytest.approx(float(logit_difference(model(OTHER))), abs=1e-6)
     # The last layer's output at the last position decides the last position's logits.

@@ -53,13 +53,14 @@ class _CapturesSlot:
         if module is None:
             return self
         capture, site = capture_of(module)
-        if capture is None and slot_of(module) is None:
+        patched = slot_of(module) is not None
+        if capture is None and not patched:
             capture, site = _recognized(module)
-        if capture is None:
-            if slot_of(module) is None:
-                raise AttributeError(flax_internals.CAPTURES)
+        if capture is not None:
+            return perturbation_for(module, capture.writers(site, module))
+        if patched:
             return perturbation_for(module, ())
-        return perturbation_for(module, capture.writers(site, module))
+        raise AttributeError(flax_internals.CAPTURES)
 
 
 def _recognized(module: Any) -> tuple[Any, Any]:
