@@ -178,22 +178,28 @@ def summary_program(shape: tuple[int, ...], layout: Layout, dtype: Any, bins: in
         thread.join()  # rather than compiling it a second time
     program = _programs.get(key)
     if program is None:
-        table = jax.ShapeDtypeStruct(shape, dtype)
-        args = (table, layout)
+        args = (jax.ShapeDtypeStruct(shape, dtype), layout)
         static = {"bins": bins, "careful": careful}
-        program = None if careful else load_kept("packed_rows", args, None, **static)
-        if program is None and not careful:
-            # Built for the first result, until the optimized build replaces
-            # it (see used_quick_program).
-            lowered = None
-            program = load_kept("packed_rows", args, QUICK_COMPILE, **static)
-            if program is None:
-                lowered = packed_rows.lower(*args, **static)
-                program = compile_and_keep("packed_rows", lowered, args, QUICK_COMPILE, **static)
-            _unoptimized[key] = (lowered, args, static, 0)
-        if program is None:
-            program = load_or_compile("packed_rows", packed_rows, args, None, **static)
-        _programs[key] = program
+        program = _programs[key] = (
+            load_or_compile("packed_rows", packed_rows, args, None, **static)
+            if careful
+            else _quick_program(key, args, static)
+        )
+    return program
+
+
+def _quick_program(key: tuple[Any, ...], args: tuple[Any, ...], static: dict[str, Any]) -> Any:
+    """The quick program: its optimized build if one was kept, else a build for speed (see QUICK_COMPILE)."""
+    program = load_kept("packed_rows", args, None, **static)
+    if program is not None:
+        return program
+    lowered = None
+    program = load_kept("packed_rows", args, QUICK_COMPILE, **static)
+    if program is None:
+        lowered = packed_rows.lower(*args, **static)
+        program = compile_and_keep("packed_rows", lowered, args, QUICK_COMPILE, **static)
+    with _compiles_lock:
+        _unoptimized[key] = (lowered, args, static, 0)
     return program
 
 
@@ -203,14 +209,15 @@ def used_quick_program(key: tuple[Any, ...]) -> None:
     Not at its first: a first capture's or watch's result, which the first
     use makes, must not share the processor with a compile.
     """
-    unoptimized = _unoptimized.get(key)
-    if unoptimized is None:
-        return
-    lowered, args, static, uses = unoptimized
-    if not uses:
-        _unoptimized[key] = (lowered, args, static, 1)
-        return
-    del _unoptimized[key]
+    with _compiles_lock:  # a watch's publishing thread may summarize too
+        unoptimized = _unoptimized.get(key)
+        if unoptimized is None:
+            return
+        lowered, args, static, uses = unoptimized
+        if not uses:
+            _unoptimized[key] = (lowered, args, static, 1)
+            return
+        del _unoptimized[key]
 
     def build() -> None:
         with contextlib.suppress(Exception):  # the quick build goes on serving

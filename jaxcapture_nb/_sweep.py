@@ -42,7 +42,8 @@ class PatchingResult:
     """
 
     def __init__(self, sites, positions, effect, clean, corrupted, method):
-        self.sites, self.positions, self.method = list(sites), positions, method
+        self.sites, self.method = list(sites), method
+        self.positions = None if positions is None else list(positions)
         self.effect = np.asarray(effect, np.float64)
         self.clean, self.corrupted = float(clean), float(corrupted)
 
@@ -230,11 +231,4 @@ def attribution_patching(
             moved = jnp.moveaxis(change, position_axis, 0).reshape(change.shape[position_axis], -1)
             rows.append(np.asarray(jnp.sum(moved, axis=1))[list(positions)])
     base = float(metric(corrupted_out))
-    return PatchingResult(
-        sites,
-        None if positions is None else list(positions),
-        base + np.asarray(rows),
-        metric(clean_out),
-        base,
-        "attribution",
-    )
+    return PatchingResult(sites, positions, base + np.asarray(rows), metric(clean_out), base, "attribution")
