@@ -29,7 +29,7 @@ from flax import nnx
 
 from jaxcapture_nb._backends import flax_internals
 from jaxcapture_nb._backends.nnx import patching
-from jaxcapture_nb._backends.nnx.hooks import class_hooks
+from jaxcapture_nb._backends.nnx.hooks import class_hooks, wrapped_methods
 from jaxcapture_nb._backends.nnx.modules import iter_modules
 from jaxcapture_nb._backends.nnx.patching import METHOD, PATCH, PERTURB, PatchSlot, SiteSpec
 from jaxcapture_nb._tracing import tracing
@@ -190,7 +190,7 @@ class _Sites:
             raise KeyError(self._unknown(site, "it names a module, not a value"))
         name, leaf = match.groups()
         module = self.modules[best]
-        if _is_method(type(module), name):
+        if name in wrapped_methods(type(module)):
             return best, module, METHOD, name, leaf
         if leaf:
             raise KeyError(self._unknown(site, f"{type(module).__name__} has no method {name!r}"))
@@ -201,7 +201,7 @@ class _Sites:
         out = []
         for path, module in self.modules.items():
             prefix = path + "." if path else ""
-            methods = [n for n in dir(type(module)) if _is_method(type(module), n)]
+            methods = list(wrapped_methods(type(module)))
             perturbed = sorted(patching.perturb_names.get(type(module), ()))
             out += [prefix + n for n in (*perturbed, *methods)]
         return out
@@ -210,15 +210,6 @@ class _Sites:
         near = difflib.get_close_matches(site, self.names(), n=5, cutoff=0.5)
         hint = f"; nearest: {', '.join(near)}" if near else ""
         return f"the model has no site {site!r} ({why}){hint}"
-
-
-def _is_method(cls: type, name: str) -> bool:
-    if name != "__call__" and name.startswith("_"):
-        return False
-    if name != "__call__" and hasattr(nnx.Module, name):
-        return False  # Flax's own (sow, perturb, train, ...)
-    method = getattr(cls, name, None)
-    return callable(method) and not isinstance(method, type)
 
 
 class SiteIndex(NamedTuple):
@@ -330,8 +321,8 @@ class Patch:
             spec.site
             for slot, _ in slots
             if slot is not None
-            for spec in slot.get_metadata()["spec"]
-            if (slot.get_metadata()["spec"], spec.site) not in patching.reached
+            for spec in patching.specs(slot)
+            if (patching.specs(slot), spec.site) not in patching.reached
         ]
         if missing:
             near = {s: difflib.get_close_matches(s, self._sites.names(), n=3, cutoff=0.5) for s in missing}

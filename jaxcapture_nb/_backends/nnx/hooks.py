@@ -147,12 +147,19 @@ class ClassHooks:
                     delattr(cls, flax_internals.CAPTURES)
 
     def _wrap_methods(self, cls: type) -> None:
-        originals = {}
-        for name, method in list(vars(cls).items()):
-            if inspect.isfunction(method) and (name == "__call__" or not name.startswith("_")):
-                originals[name] = method
-                setattr(cls, name, _sowing_method(name, method))
+        originals = wrapped_methods(cls)
+        for name, method in originals.items():
+            setattr(cls, name, _sowing_method(name, method))
         self._originals[cls] = originals
+
+
+def wrapped_methods(cls: type) -> dict[str, Any]:
+    """The methods whose outputs are sites (``methods=True``) and may be patched: the class's own, public or ``__call__``."""
+    return {
+        name: method
+        for name, method in vars(cls).items()
+        if inspect.isfunction(method) and (name == "__call__" or not name.startswith("_"))
+    }
 
 
 class_hooks = ClassHooks()

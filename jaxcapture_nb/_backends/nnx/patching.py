@@ -70,7 +70,8 @@ def slot_of(module: Any) -> Any:
     return vars(module).get(PATCH)
 
 
-def _specs(slot: Any) -> tuple[SiteSpec, ...]:
+def specs(slot: Any) -> tuple[SiteSpec, ...]:
+    """The patches a :class:`PatchSlot` holds, one :class:`SiteSpec` each."""
     return slot.get_metadata()["spec"]
 
 
@@ -108,16 +109,16 @@ def _as_index(index: Any) -> Any:
 
 def _note_reached(slot: Any, spec: SiteSpec) -> None:
     with _lock:
-        reached.add((_specs(slot), spec.site))
+        reached.add((specs(slot), spec.site))
 
 
 def forget(slots: list[Any]) -> None:
     """Drops what :data:`reached` holds of these slots' patches."""
     with _lock:
         for slot in slots:
-            specs = _specs(slot)
-            for spec in specs:
-                reached.discard((specs, spec.site))
+            held = specs(slot)
+            for spec in held:
+                reached.discard((held, spec.site))
 
 
 class _Patched:
@@ -130,7 +131,7 @@ class _Patched:
 
     def __add__(self, value: Any) -> Any:
         operands = flax_internals.held_value(self.slot)
-        for k, spec in enumerate(_specs(self.slot)):
+        for k, spec in enumerate(specs(self.slot)):
             if spec.kind == PERTURB and spec.name == self.name:
                 value = _apply(spec, operands[k], value)
                 _note_reached(self.slot, spec)
@@ -176,8 +177,7 @@ def patched_output(module: Any, method: str, out: Any) -> Any:
     slot = slot_of(module)
     if slot is None:
         return out
-    specs = _specs(slot)
-    mine = [(k, spec) for k, spec in enumerate(specs) if spec.kind == METHOD and spec.name == method]
+    mine = [(k, spec) for k, spec in enumerate(specs(slot)) if spec.kind == METHOD and spec.name == method]
     if not mine:
         return out
     operands = flax_internals.held_value(slot)
