@@ -53,6 +53,10 @@ def __getattr__(name):
         from jaxcapture_nb._widgets.compare_view import CompareView
 
         return CompareView
+    if name == "PatchingView":
+        from jaxcapture_nb._widgets.patching_view import PatchingView
+
+        return PatchingView
     if name in ("ModePanel", "mode_panel"):
         from jaxcapture_nb._widgets import mode_panel
 
@@ -92,6 +96,7 @@ __all__ = [
     "NonFiniteError",
     "Patch",
     "PatchingResult",
+    "PatchingView",
     "Record",
     "Replacement",
     "Run",

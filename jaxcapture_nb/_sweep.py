@@ -34,18 +34,35 @@ class PatchingResult:
     """The effect on a metric of patching each site (rows) at each position (columns).
 
     Attributes:
-      sites: the patched sites, in the order given.
+      sites: the patched sites, in the order the model reaches them (sites
+        it did not reach last, in the order given).
       positions: the patched positions, or None where each site was patched whole.
       effect: ``[sites, positions]`` (``[sites, 1]`` when whole), the metric of each patched run.
       clean, corrupted: the metric of the clean and of the corrupted run.
       method: ``"exact"`` (:func:`patching_sweep`) or ``"attribution"`` (:func:`attribution_patching`).
+      readouts: ``[sites, positions, k]``, the ``readout`` of each patched
+        run where :func:`patching_sweep` was given one, else None.
+      clean_readout, corrupted_readout: ``[k]``, the readout of the clean and
+        of the corrupted run, or None.
+      readout_labels: a label per readout entry (``"0"``, ``"1"``, ... unless given).
     """
 
-    def __init__(self, sites, positions, effect, clean, corrupted, method):
+    def __init__(self, sites, positions, effect, clean, corrupted, method, readouts=None, labels=None):
         self.sites, self.method = list(sites), method
         self.positions = None if positions is None else list(positions)
         self.effect = np.asarray(effect, np.float64)
         self.clean, self.corrupted = float(clean), float(corrupted)
+        self.readouts = self.clean_readout = self.corrupted_readout = None
+        self.readout_labels: list[str] = []
+        if readouts is not None:
+            # the patched runs', the clean run's and the corrupted run's, k values a run
+            patched, clean_run, corrupted_run = (np.asarray(r, np.float64) for r in readouts)
+            k = clean_run.size
+            self.readouts = patched.reshape(*self.effect.shape, k)
+            self.clean_readout, self.corrupted_readout = clean_run.reshape(k), corrupted_run.reshape(k)
+            self.readout_labels = [str(label) for label in (range(k) if labels is None else labels)]
+            if len(self.readout_labels) != k:
+                raise ValueError(f"readout_labels has {len(self.readout_labels)} labels for a readout of {k}")
 
     @property
     def recovery(self) -> np.ndarray:
@@ -68,6 +85,12 @@ class PatchingResult:
     def __repr__(self) -> str:
         return self.table()
 
+    def show(self, estimate: PatchingResult | None = None):
+        """The interactive :class:`~jaxcapture_nb.PatchingView`, with ``estimate`` (say, :func:`attribution_patching`'s) beside it."""
+        from jaxcapture_nb._widgets.patching_view import PatchingView  # needs ipywidgets
+
+        return PatchingView(self, estimate)
+
 
 def _recorder(store: dict[str, Any], site: str) -> Replacement:
     def keep(value):
@@ -84,15 +107,23 @@ def _run(model: nnx.Module, inputs: Any, forward: Callable, replacements: dict[s
 
 # Each program below is compiled once per model structure, sites, metric and
 # input shapes: a second sweep of the same question reuses it.
-_STATIC = ("graphdef", "sites", "forward", "metric", "positions", "position_axis", "chunk")
+_STATIC = ("graphdef", "sites", "forward", "measures", "positions", "position_axis", "chunk")
 
 
 @functools.partial(jax.jit, static_argnames=("graphdef", "sites", "forward"))
-def _recorded_run(state, inputs, *, graphdef, sites, forward) -> tuple[Any, dict[str, Any]]:
-    """The outputs and the sites' values of one run."""
+def _recorded_run(state, inputs, *, graphdef, sites, forward) -> tuple[Any, dict[str, Any], jax.Array]:
+    """The outputs and the sites' values of one run, and the indices in ``sites`` of those reached, in the order reached."""
     store: dict[str, Any] = {}
     out = _run(nnx.merge(graphdef, state), inputs, forward, {s: _recorder(store, s) for s in sites})
-    return out, store
+    # The store fills as the trace reaches each site; the returned dict is
+    # sorted by name, so the order leaves as an array of its own.
+    return out, store, jnp.asarray([sites.index(s) for s in store], jnp.int32)
+
+
+def _model_order(sites: tuple[str, ...], reached: jax.Array) -> list[int]:
+    """Indices of ``sites`` in the order the model reached them, those it did not reach last."""
+    order = [int(i) for i in np.asarray(reached)]
+    return order + [i for i in range(len(sites)) if i not in order]
 
 
 def _default_forward(model: nnx.Module, inputs: Any) -> Any:
@@ -109,6 +140,8 @@ def patching_sweep(
     position_axis: int = 1,
     chunk: int = 16,
     forward: Callable[[nnx.Module, Any], Any] = _default_forward,
+    readout: Callable[[Any], Any] | None = None,
+    readout_labels: Sequence[str] | None = None,
 ) -> PatchingResult:
     """Patches each site's clean value into the corrupted run, one site and position at a time, in one compiled program.
 
@@ -122,37 +155,60 @@ def patching_sweep(
       position_axis: the axis of a site's value that holds positions (1: ``[batch, tokens, ...]``).
       chunk: patched runs evaluated together; bounds memory.
       forward: ``forward(model, inputs) -> outputs``; the model's call by default.
+      readout: ``readout(outputs) -> small array`` kept for every patched run
+        (say, the last position's next-token probabilities), which
+        :class:`~jaxcapture_nb.PatchingView` shows beside the clean and the
+        corrupted run's; None keeps only the metric.
+      readout_labels: a label per readout value (say, the tokens).
 
     Returns:
-      A :class:`PatchingResult` with ``effect[site, position]``.
+      A :class:`PatchingResult` with ``effect[site, position]``, its sites in model order.
     """
     sites = tuple(sites)
     positions = None if positions is None else tuple(int(p) for p in positions)
     flax_internals.check()  # before the traces below, whose patches rely on it
     graphdef, state = nnx.split(model)
-    clean_out, clean_values = _recorded_run(state, clean, graphdef=graphdef, sites=sites, forward=forward)
-    corrupted_out, _ = _recorded_run(state, corrupted, graphdef=graphdef, sites=(), forward=forward)
-    effect = _sweep_program(
+    clean_out, clean_values, reached = _recorded_run(
+        state, clean, graphdef=graphdef, sites=sites, forward=forward
+    )
+    corrupted_out, _, _ = _recorded_run(state, corrupted, graphdef=graphdef, sites=(), forward=forward)
+    measures = (metric,) if readout is None else (metric, readout)
+    measured = _sweep_program(
         state,
         corrupted,
         clean_values,
         graphdef=graphdef,
         sites=sites,
         forward=forward,
-        metric=metric,
+        measures=measures,
         positions=positions,
         position_axis=position_axis,
         chunk=chunk,
     )
-    effect = np.asarray(effect).reshape(len(sites), -1)
-    return PatchingResult(sites, positions, effect, metric(clean_out), metric(corrupted_out), "exact")
+    order = _model_order(sites, reached)
+    effect = np.asarray(measured[0]).reshape(len(sites), -1)[order]
+    readouts = None
+    if readout is not None:
+        readouts = (np.asarray(measured[1])[order], readout(clean_out), readout(corrupted_out))
+    return PatchingResult(
+        [sites[i] for i in order],
+        positions,
+        effect,
+        metric(clean_out),
+        metric(corrupted_out),
+        "exact",
+        readouts,
+        readout_labels,
+    )
 
 
 @functools.partial(jax.jit, static_argnames=_STATIC)
 def _sweep_program(
-    state, inputs, clean_values, *, graphdef, sites, forward, metric, positions, position_axis, chunk
+    state, inputs, clean_values, *, graphdef, sites, forward, measures, positions, position_axis, chunk
 ):
-    """The metric of every patched run, as ``[sites, positions]`` (``[sites, 1]`` for whole sites).
+    """Each of ``measures`` (the metric, and the readout where given) of every patched run, as ``[sites, positions, ...]``.
+
+    Whole sites (``positions`` None) give ``[sites, 1, ...]``.
 
     Each site has its own map over positions, so that what the model
     computes before the site does not depend on the patch and is computed
@@ -169,14 +225,17 @@ def _sweep_program(
             )
             return jnp.where(axis == position, clean_values[name], value)
 
-        return metric(_run(nnx.merge(graphdef, state), inputs, forward, {name: Replacement(patched)}))
+        out = _run(nnx.merge(graphdef, state), inputs, forward, {name: Replacement(patched)})
+        return tuple(jnp.asarray(measure(out)) for measure in measures)
 
     if positions is None:
-        return jnp.stack([patched_run(name, None)[None] for name in sites])
-    places = jnp.asarray(positions, jnp.int32)
-    return jnp.stack(
-        [jax.lax.map(functools.partial(patched_run, name), places, batch_size=chunk) for name in sites]
-    )
+        per_site = [tuple(m[None] for m in patched_run(name, None)) for name in sites]
+    else:
+        places = jnp.asarray(positions, jnp.int32)
+        per_site = [
+            jax.lax.map(functools.partial(patched_run, name), places, batch_size=chunk) for name in sites
+        ]
+    return tuple(jnp.stack(column) for column in zip(*per_site, strict=True))
 
 
 @functools.partial(jax.jit, static_argnames=("graphdef", "sites", "forward", "metric"))
@@ -214,8 +273,10 @@ def attribution_patching(
     sites = tuple(sites)
     flax_internals.check()  # before the traces below, whose patches rely on it
     graphdef, state = nnx.split(model)
-    clean_out, clean_values = _recorded_run(state, clean, graphdef=graphdef, sites=sites, forward=forward)
-    corrupted_out, corrupted_values = _recorded_run(
+    clean_out, clean_values, reached = _recorded_run(
+        state, clean, graphdef=graphdef, sites=sites, forward=forward
+    )
+    corrupted_out, corrupted_values, _ = _recorded_run(
         state, corrupted, graphdef=graphdef, sites=sites, forward=forward
     )
     zeros = {s: jnp.zeros_like(corrupted_values[s]) for s in sites}
@@ -231,4 +292,8 @@ def attribution_patching(
             moved = jnp.moveaxis(change, position_axis, 0).reshape(change.shape[position_axis], -1)
             rows.append(np.asarray(jnp.sum(moved, axis=1))[list(positions)])
     base = float(metric(corrupted_out))
-    return PatchingResult(sites, positions, base + np.asarray(rows), metric(clean_out), base, "attribution")
+    order = _model_order(sites, reached)
+    effect = base + np.asarray(rows)[order]
+    return PatchingResult(
+        [sites[i] for i in order], positions, effect, metric(clean_out), base, "attribution"
+    )

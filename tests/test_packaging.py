@@ -66,7 +66,13 @@ def _node_load(tmp_path, source, probe):
 
 @pytest.mark.parametrize(
     "widget",
-    ["capture_view.CaptureView", "live_view.LiveView", "compare_view.CompareView", "mode_panel.ModePanel"],
+    [
+        "capture_view.CaptureView",
+        "live_view.LiveView",
+        "compare_view.CompareView",
+        "mode_panel.ModePanel",
+        "patching_view.PatchingView",
+    ],
 )
 def test_every_widget_module_loads(tmp_path, widget):
     """The module a widget ships, its files joined, parses and runs its top level."""
@@ -104,6 +110,7 @@ def test_every_front_end_file_is_in_a_widget_module():
         front_end.module("live_view.js"),
         front_end.module("compare_view.js", extra=("compare_draw.js",)),
         front_end.module("mode_panel.js", extra=("compare_draw.js",)),
+        front_end.module("patching_view.js"),
     ]
     joined = {
         line[3:]

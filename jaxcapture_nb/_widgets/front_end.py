@@ -48,6 +48,7 @@ _PARTS: dict[str, tuple[str, ...]] = {
         "capture_range.js",
         "capture_layout.js",
     ),
+    "patching_view.js": ("patching_data.js", "patching_heatmap.js", "patching_detail.js"),
     "live_view.js": (
         "live_state.js",
         "live_histograms.js",

@@ -83,6 +83,40 @@ def _(mo, panel, panel_ui):
 
 
 @app.cell
+def _(jax, jnp, mo, nnx):
+    from jaxcapture_nb import attribution_patching, patching_sweep
+
+    class Mixer(nnx.Module):
+        """Three residual layers over 6 tokens, each mixing in the tokens before."""
+
+        def __init__(self, rngs):
+            self.embed = nnx.Embed(5, 8, rngs=rngs)
+            self.layers = nnx.List([nnx.Linear(8, 8, rngs=rngs) for _ in range(3)])
+            self.unembed = nnx.Linear(8, 5, rngs=rngs)
+
+        def __call__(self, tokens):
+            x = self.embed(tokens)
+            for layer in self.layers:
+                x = x + nnx.gelu(layer(jnp.cumsum(x, axis=1) / 3))
+            return self.unembed(x)
+
+    mixer = Mixer(nnx.Rngs(0))
+    clean, corrupted = jnp.array([[1, 2, 3, 4, 0, 2]]), jnp.array([[3, 2, 3, 4, 0, 2]])
+    sweep_args = (
+        mixer,
+        clean,
+        corrupted,
+        lambda z: z[0, -1, 1] - z[0, -1, 3],
+        [f"layers.{i}.__call__" for i in range(3)],
+    )
+    exact = patching_sweep(*sweep_args, positions=range(6), readout=lambda z: jax.nn.softmax(z[0, -1]))
+    estimate = attribution_patching(*sweep_args, positions=range(6))
+    patching_ui = mo.ui.anywidget(exact.show(estimate))
+    patching_ui  # noqa: B018 - a cell's last expression is its output
+    return
+
+
+@app.cell
 def _(Net, jnp, nnx, optax, os, time, watch, x, y):
     live_model = Net(nnx.Rngs(2))
     optimizer = nnx.Optimizer(live_model, optax.adam(1e-2), wrt=nnx.Param)

@@ -25,6 +25,7 @@ CAPTURE = ".jcnb-root[data-ready=true]"
 COMPARE = "div.jcnb-compare.jcnb-ready:not(.jcnb-modes .jcnb-compare)"
 LIVE = ".jcnb-live[data-ready=true]"
 PANEL = ".jcnb-modes[data-ready=true]"
+PATCHING = ".jcnb-ready .jcnb-patching"
 
 
 @pytest.fixture(scope="module")
@@ -121,10 +122,33 @@ def test_compare_view_shows_the_comparison(idle_page):
     screenshot(page, "marimo_compare_view")
 
 
+def test_patching_view_draws_shows_a_clicked_cell_and_toggles(idle_page):
+    page = idle_page
+    page.wait_for_selector(PATCHING, timeout=180_000).scroll_into_view_if_needed()
+    heat = f"{PATCHING} canvas.jcnb-patch-heat[data-drawn='1']"
+    assert page.eval_on_selector_all(heat, "cs => cs.map(c => c.dataset.method)") == ["exact", "attribution"]
+    assert not blank_canvas(page, heat)
+    box = page.locator(f"{heat} >> nth=0").bounding_box()
+    layout = page.eval_on_selector(heat, "c => c.dataset")
+    page.mouse.click(
+        box["x"] + float(layout["left"]) + 2.5 * float(layout["cellW"]),
+        box["y"] + float(layout["top"]) + 1.5 * float(layout["cellH"]),
+    )
+    page.wait_for_selector(f"{PATCHING} canvas.jcnb-patch-readout[data-drawn='1']", timeout=30_000)
+    assert (
+        page.text_content(f"{PATCHING} .jcnb-patch-detail-title") == "layers.1.__call__ patched at position 2"
+    )
+    page.click(f"{PATCHING} .jcnb-patch-choice[data-shown='attribution']")
+    page.wait_for_selector(".jcnb-patching[data-shown='attribution']", timeout=30_000)
+    assert page.locator(heat).count() == 1
+    page.locator(PATCHING).scroll_into_view_if_needed()
+    screenshot(page, "marimo_patching_view")
+
+
 def test_widget_text_is_readable_on_marimos_light_page(idle_page):
     # marimo defines none of the host colour variables: the widgets use theme.css's defaults.
     page = idle_page
-    for selector in (CAPTURE, LIVE):
+    for selector in (CAPTURE, LIVE, PATCHING):
         page.wait_for_selector(selector, timeout=180_000)
         assert low_contrast_text(page, selector) == [], selector
 
@@ -188,7 +212,7 @@ def test_the_widgets_follow_marimos_dark_theme(idle_page, dark_page):
     # marimo marks its theme on <body>; the widgets, in shadow roots of their own, follow it.
     marks = "() => [document.body.classList.contains('dark'), document.body.dataset.theme]"
     assert dark_page.evaluate(marks) == [True, "dark"] and idle_page.evaluate(marks) == [False, "light"]
-    for selector in (CAPTURE, COMPARE, PANEL, LIVE):
+    for selector in (CAPTURE, COMPARE, PANEL, LIVE, PATCHING):
         for page, dark in ((idle_page, False), (dark_page, True)):
             page.wait_for_selector(selector, timeout=180_000)
             text, background = luminance(page, selector, "text"), luminance(page, selector, "theme")
@@ -207,3 +231,5 @@ def test_the_widgets_follow_marimos_dark_theme(idle_page, dark_page):
         screenshot(page, f"marimo_compare_view_{name}")
         page.locator(PANEL).scroll_into_view_if_needed()
         screenshot(page, f"marimo_mode_panel_{name}")
+        page.locator(PATCHING).scroll_into_view_if_needed()
+        screenshot(page, f"marimo_patching_view_{name}")

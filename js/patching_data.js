@@ -1,0 +1,52 @@
+// PatchingView's numbers, read once from the widget's traits: each result's
+// patched metric and recovery per site and position, and the readouts.
+
+/**
+ * @typedef {{ method: string, clean: number, corrupted: number, effect: Float64Array, recovery: Float64Array }} PatchResult
+ * @typedef {{ sites: string[], positions: string[], results: PatchResult[], scale: number,
+ *   labels: string[], readouts: Float64Array, ends: Float64Array }} PatchData
+ */
+
+/** The view's data, from its traits (see jaxcapture_nb/_widgets/patching_view.py). @param {any} model @returns {PatchData} */
+function patchingData(model) {
+  /** @type {string[]} */ const sites = model.get("_sites") || [];
+  /** @type {string[]} */ const positions = model.get("_positions") || [];
+  const cells = sites.length * positions.length;
+  const effects = new Float64Array(bytesOf(model.get("_effects")));
+  const results = (model.get("_methods") || []).map((/** @type {any} */ m, /** @type {number} */ r) => {
+    const effect = effects.subarray(r * cells, (r + 1) * cells);
+    const span = m.clean - m.corrupted;
+    const recovery = Float64Array.from(effect, (v) => (span ? (v - m.corrupted) / span : NaN));
+    return { method: String(m.method), clean: Number(m.clean), corrupted: Number(m.corrupted), effect, recovery };
+  });
+  // Both results share one colour scale, so side by side they compare: at
+  // least [-1, 1], wider where a recovery lies outside it.
+  let scale = 1;
+  for (const r of results) for (const v of r.recovery) if (Number.isFinite(v)) scale = Math.max(scale, Math.abs(v));
+  return {
+    sites,
+    positions,
+    results,
+    scale,
+    labels: model.get("_readout_labels") || [],
+    readouts: new Float64Array(bytesOf(model.get("_readouts"))),
+    ends: new Float64Array(bytesOf(model.get("_readout_ends"))),
+  };
+}
+
+/** The results the heatmap shows for `shown` ("exact", "attribution" or "both"). @param {PatchData} data @param {string} shown */
+function shownResults(data, shown) {
+  if (shown === "both") return data.results;
+  const one = data.results.find((r) => r.method === shown);
+  return one ? [one] : data.results.slice(0, 1);
+}
+
+/** The patched run's readout at a cell, or null without one. @param {PatchData} data @param {number} site @param {number} pos */
+function readoutAt(data, site, pos) {
+  const k = data.labels.length;
+  if (!k || !data.readouts.length) return null;
+  const at = (site * data.positions.length + pos) * k;
+  return data.readouts.subarray(at, at + k);
+}
+
+export { patchingData, shownResults, readoutAt };

@@ -1,0 +1,99 @@
+// One heatmap of a patching result: a row per site, a column per position,
+// each cell the recovery's colour on the diverging map (0: the corrupted
+// run, 1: the clean run), with the site names at the left and the
+// positions over the top.
+
+const ROW_H = 18;
+const HEAD_H = 18;
+const MAX_LABEL = 260;
+
+/**
+ * Where the cells go in a canvas of width `w` for `data`, given the text widths of the site names.
+ * @param {PatchData} data @param {number} w @param {number} labelWidth
+ */
+function heatLayout(data, w, labelWidth) {
+  const left = Math.min(MAX_LABEL, labelWidth) + 10;
+  const cols = Math.max(1, data.positions.length);
+  const cellW = Math.max(6, Math.min(40, Math.floor((w - left - 4) / cols)));
+  return { left, top: HEAD_H, cellW, cellH: ROW_H, w: left + cols * cellW + 4, h: HEAD_H + data.sites.length * ROW_H + 2 };
+}
+
+/** A text cut with an ellipsis to fit `width`. @param {CanvasRenderingContext2D} ctx @param {string} text @param {number} width */
+function fitted(ctx, text, width) {
+  if (ctx.measureText(text).width <= width) return text;
+  let n = text.length;
+  while (n > 1 && ctx.measureText(`…${text.slice(text.length - n)}`).width > width) n--;
+  return `…${text.slice(text.length - n)}`; // the end of a site name says most
+}
+
+/**
+ * Draws `result` into `canvas`, marks the canvas with its layout and returns it.
+ * @param {HTMLCanvasElement} canvas @param {PatchData} data @param {PatchResult} result
+ * @param {number} w @param {number[]} selected [site, position] or []
+ */
+function drawHeatmap(canvas, data, result, w, selected) {
+  const theme = themeOf(canvas);
+  const probe = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
+  probe.font = `11px ${theme.font}`;
+  const labelWidth = Math.max(30, ...data.sites.map((s) => probe.measureText(s).width));
+  const box = heatLayout(data, w, labelWidth);
+  const ctx = sized(canvas, box.w, box.h);
+  ctx.font = `11px ${theme.font}`;
+  ctx.textBaseline = "middle";
+  const P = data.positions.length;
+  // Positions over the top: as many labels as fit without touching.
+  ctx.fillStyle = theme.fg2;
+  ctx.textAlign = "center";
+  const widest = Math.max(...data.positions.map((p) => ctx.measureText(p).width));
+  const every = Math.max(1, Math.ceil((widest + 6) / box.cellW));
+  for (let p = 0; p < P; p += every) ctx.fillText(data.positions[p], box.left + (p + 0.5) * box.cellW, HEAD_H / 2);
+  for (let s = 0; s < data.sites.length; s++) {
+    const y = box.top + s * box.cellH;
+    ctx.fillStyle = theme.fg;
+    ctx.textAlign = "right";
+    ctx.fillText(fitted(ctx, data.sites[s], box.left - 10), box.left - 6, y + box.cellH / 2);
+    for (let p = 0; p < P; p++) {
+      const v = result.recovery[s * P + p];
+      ctx.fillStyle = Number.isFinite(v) ? rgbText(colourAt("diverging", (v / data.scale + 1) / 2)) : theme.grid;
+      ctx.fillRect(box.left + p * box.cellW, y, box.cellW - (box.cellW > 8 ? 1 : 0), box.cellH - 1);
+    }
+  }
+  if (selected.length === 2) {
+    ctx.strokeStyle = theme.fg;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(box.left + selected[1] * box.cellW + 1, box.top + selected[0] * box.cellH + 1, box.cellW - 2, box.cellH - 2);
+  }
+  Object.assign(canvas.dataset, {
+    drawn: "1",
+    method: result.method,
+    left: String(box.left),
+    top: String(box.top),
+    cellW: String(box.cellW),
+    cellH: String(box.cellH),
+  });
+  return box;
+}
+
+/**
+ * The [site, position] under (x, y), in CSS pixels of a canvas drawn by drawHeatmap, or null.
+ * @param {PatchData} data @param {{left: number, top: number, cellW: number, cellH: number}} box @param {number} x @param {number} y
+ */
+function cellAt(data, box, x, y) {
+  const p = Math.floor((x - box.left) / box.cellW);
+  const s = Math.floor((y - box.top) / box.cellH);
+  if (x < box.left || y < box.top || p >= data.positions.length || s >= data.sites.length) return null;
+  return [s, p];
+}
+
+/**
+ * The colour bar of the shared scale, labelled at its ends and middle.
+ * @param {HTMLCanvasElement} canvas @param {PatchData} data @param {number} hgt
+ */
+function drawScale(canvas, data, hgt) {
+  const theme = themeOf(canvas);
+  const ctx = sized(canvas, 64, hgt);
+  drawColourBar(ctx, { x: 2, y: 6, w: 12, h: Math.max(20, hgt - 12) }, "diverging", -data.scale, data.scale, theme);
+  canvas.dataset.drawn = "1";
+}
+
+export { drawHeatmap, cellAt, drawScale };

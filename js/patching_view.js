@@ -1,0 +1,110 @@
+// PatchingView front end: a heatmap of a patching sweep's recovery by site
+// and position (patching_heatmap.js), buttons that switch between the exact
+// sweep and its estimate or show both, and the clicked cell's runs
+// (patching_detail.js). The view's state is the widget's `shown` and
+// `selected` traits; only the handlers here change them. Plain ES module,
+// no build step.
+
+/** A cell's read-out: its site, position, and every result's recovery and metric. @param {PatchData} data @param {number} s @param {number} p */
+function cellText(data, s, p) {
+  const cell = s * data.positions.length + p;
+  const lines = [shownName(data.sites[s]), data.positions[p] === "whole" ? "patched whole" : `position ${data.positions[p]}`];
+  for (const r of data.results) lines.push(`${r.method}: recovery ${fmt(r.recovery[cell])}, metric ${fmt(r.effect[cell])}`);
+  return lines.join("\n");
+}
+
+/** @param {{model: any, el: HTMLElement}} ctx */
+function render({ model, el }) {
+  const root = h("div", "jcnb-patching jcnb-themed");
+  el.append(root);
+  applyColours(root, schemaOf(model));
+  const data = patchingData(model);
+  const header = h("div", "jcnb-patch-header");
+  const title = h("div", "jcnb-patch-title");
+  const buttons = h("div", "jcnb-patch-shown");
+  buttons.setAttribute("role", "group");
+  buttons.setAttribute("aria-label", "which result the heatmap shows");
+  const choices = data.results.length > 1 ? [...data.results.map((r) => r.method), "both"] : [];
+  const byChoice = new Map(
+    choices.map((choice) => {
+      const button = /** @type {HTMLButtonElement} */ (h("button", "jcnb-patch-choice", choice === "both" ? "side by side" : choice));
+      button.dataset.shown = choice;
+      button.addEventListener("click", () => {
+        model.set("shown", choice);
+        model.save_changes();
+      });
+      return [choice, button];
+    }),
+  );
+  buttons.append(...byChoice.values());
+  header.append(title, buttons);
+  const maps = h("div", "jcnb-patch-maps");
+  const scale = /** @type {HTMLCanvasElement} */ (h("canvas", "jcnb-patch-scale"));
+  const scaleBox = h("div", "jcnb-patch-scale-box");
+  scaleBox.append(h("div", "jcnb-muted", "recovery"), scale);
+  const body = h("div", "jcnb-patch-body");
+  body.append(maps, scaleBox);
+  const detail = h("div", "jcnb-patch-detail");
+  const tooltip = new Tooltip(root);
+  root.append(header, body, detail);
+
+  const width = () => Math.max(320, Math.min(root.clientWidth || el.clientWidth || 900, 1400));
+
+  function drawMaps() {
+    const shown = shownResults(data, model.get("shown"));
+    root.dataset.shown = model.get("shown");
+    for (const [choice, button] of byChoice) button.setAttribute("aria-pressed", String(choice === model.get("shown")));
+    // Every result's clean and corrupted runs are the same two runs.
+    const [first] = data.results;
+    title.textContent = `recovery of the metric: 0 = corrupted run (${fmt(first.corrupted)}), 1 = clean run (${fmt(first.clean)})`;
+    maps.replaceChildren();
+    const each = Math.floor((width() - 90) / shown.length) - 8;
+    for (const result of shown) {
+      const panel = h("div", "jcnb-patch-map");
+      panel.append(h("div", "jcnb-patch-method", result.method));
+      const canvas = /** @type {HTMLCanvasElement} */ (h("canvas", "jcnb-patch-heat"));
+      panel.append(canvas);
+      maps.append(panel);
+      const box = drawHeatmap(canvas, data, result, each, model.get("selected") || []);
+      hoverReadOut(canvas, tooltip, (x, y) => {
+        const cell = cellAt(data, box, x, y);
+        return cell && cellText(data, cell[0], cell[1]);
+      });
+      canvas.addEventListener("click", (event) => {
+        const rect = canvas.getBoundingClientRect();
+        const cell = cellAt(data, box, event.clientX - rect.left, event.clientY - rect.top);
+        if (!cell) return;
+        model.set("selected", cell);
+        model.save_changes();
+      });
+    }
+    drawScale(scale, data, Math.min(200, 18 + data.sites.length * 18));
+  }
+
+  function drawAll() {
+    drawMaps();
+    drawDetail(detail, data, model.get("selected") || [], width());
+  }
+
+  drawAll();
+  model.on("change:shown", drawMaps);
+  model.on("change:selected", drawAll);
+  const stopTheme = onThemeChange(drawAll);
+  let drawnWidth = width();
+  const resized = new ResizeObserver(() => {
+    if (width() !== drawnWidth) {
+      drawnWidth = width();
+      drawAll();
+    }
+  });
+  resized.observe(root);
+  el.classList.add("jcnb-ready");
+  return () => {
+    stopTheme();
+    resized.disconnect();
+    model.off("change:shown", drawMaps);
+    model.off("change:selected", drawAll);
+  };
+}
+
+export default { render };

@@ -1,0 +1,147 @@
+"""PatchingView in a real JupyterLab, Notebook 7 and Chromium: the heatmap, its read-out, a clicked cell, the toggle, both themes."""
+
+import json
+
+import nbformat
+import pytest
+from lab import run_in_kernel, wait_for_idle_kernel
+from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, screenshot, set_theme
+
+# A 3-layer model over 6 tokens, swept at every layer and position, with the
+# attribution estimate beside it and the last position's probabilities kept.
+SETUP = """
+import jax, jax.numpy as jnp
+from flax import nnx
+from jaxcapture_nb import attribution_patching, patching_sweep
+
+class Layer(nnx.Module):
+    def __init__(self, rngs):
+        self.mix = nnx.Linear(8, 8, rngs=rngs)
+
+    def __call__(self, x):
+        return x + nnx.gelu(self.mix(jnp.cumsum(x, axis=1) / 3))
+
+class TinyLM(nnx.Module):
+    def __init__(self, rngs):
+        self.embed = nnx.Embed(5, 8, rngs=rngs)
+        self.layers = nnx.List([Layer(rngs) for _ in range(3)])
+        self.unembed = nnx.Linear(8, 5, rngs=rngs)
+
+    def __call__(self, tokens):
+        x = self.embed(tokens)
+        for layer in self.layers:
+            x = layer(x)
+        return self.unembed(x)
+
+lm = TinyLM(nnx.Rngs(0))
+clean, corrupted = jnp.array([[1, 2, 3, 4, 0, 2]]), jnp.array([[3, 2, 3, 4, 0, 2]])
+metric = lambda logits: logits[0, -1, 1] - logits[0, -1, 3]
+sites = [f"layers.{i}.__call__" for i in range(3)]
+exact = patching_sweep(lm, clean, corrupted, metric, sites, positions=range(6),
+                       readout=lambda logits: jax.nn.softmax(logits[0, -1]), readout_labels=list("abcde"))
+estimate = attribution_patching(lm, clean, corrupted, metric, sites, positions=range(6))
+view = exact.show(estimate)
+view
+"""
+
+ROOT = ".jcnb-ready .jcnb-patching"
+HEAT = ".jcnb-patching canvas.jcnb-patch-heat[data-drawn='1']"
+
+
+def cell_point(page, method: str, site: int, position: int) -> tuple[float, float]:
+    """The page coordinates of a cell's centre in the heatmap of ``method``."""
+    canvas = f"{HEAT}[data-method='{method}']"
+    box = page.locator(canvas).bounding_box()
+    d = page.eval_on_selector(canvas, "c => c.dataset")
+    x = box["x"] + float(d["left"]) + (position + 0.5) * float(d["cellW"])
+    y = box["y"] + float(d["top"]) + (site + 0.5) * float(d["cellH"])
+    return x, y
+
+
+def check_view(page, name: str) -> None:
+    """Hover, click, toggle: what every host shows the same."""
+    page.wait_for_selector(ROOT, timeout=180_000).scroll_into_view_if_needed()
+    # Both results side by side, the exact sweep first.
+    assert page.get_attribute(".jcnb-patching", "data-shown") == "both"
+    methods = page.eval_on_selector_all(HEAT, "cs => cs.map(c => c.dataset.method)")
+    assert methods == ["exact", "attribution"]
+    assert not blank_canvas(page, f"{HEAT}[data-method='exact']")
+
+    # Hovering a cell reads out its site, position and both results.
+    x, y = cell_point(page, "exact", 1, 4)
+    page.mouse.move(x, y)
+    tip = page.wait_for_selector(".jcnb-patching .jcnb-tooltip:not([hidden])", timeout=10_000)
+    lines = tip.text_content().split("\n")
+    assert lines[:2] == ["layers.1.__call__", "position 4"], lines
+    assert lines[2].startswith("exact: recovery ") and lines[3].startswith("attribution: recovery "), lines
+
+    # Clicking it shows the patched run beside the clean and corrupted ones.
+    page.mouse.click(x, y)
+    page.wait_for_selector(".jcnb-patch-readout[data-drawn='1']", timeout=10_000)
+    title = page.text_content(".jcnb-patch-detail-title")
+    assert title == "layers.1.__call__ patched at position 4", title
+    bars = json.loads(page.get_attribute(".jcnb-patch-metric", "data-values"))
+    assert [run for run, _ in bars] == ["corrupted", "patched", "attribution", "clean"], bars
+    # The bars are the kernel's numbers.
+    expected = run_in_kernel(
+        page, "print(*[exact.corrupted, exact.effect[1, 4], estimate.effect[1, 4], exact.clean])"
+    )
+    assert [value for _, value in bars] == pytest.approx([float(v) for v in expected.split()], rel=1e-9)
+    assert not blank_canvas(page, ".jcnb-patch-readout")
+    screenshot(page, f"patching_view_{name}")
+
+    # The toggle shows one result; the kernel's view follows.
+    page.click(".jcnb-patch-choice[data-shown='exact']")
+    page.wait_for_selector(".jcnb-patching[data-shown='exact']")
+    assert page.locator(HEAT).count() == 1
+    assert page.get_attribute(".jcnb-patch-choice[data-shown='exact']", "aria-pressed") == "true"
+
+
+def test_patching_view_in_jupyterlab_light_and_dark(open_notebook):
+    page = open_notebook("patching_view.ipynb", [SETUP])
+    check_view(page, "lab")
+    # The kernel holds the state the page set.
+    wait_for_idle_kernel(page)
+    assert run_in_kernel(page, "print(view.shown, view.selected)").strip() == "exact [1, 4]"
+    # And the page follows the kernel.
+    run_in_kernel(page, "view.shown = 'attribution'; view.selected = [2, 0]")
+    page.wait_for_selector(".jcnb-patching[data-shown='attribution']")
+    page.wait_for_function(
+        "() => document.querySelector('.jcnb-patch-detail-title')?.textContent.endsWith('position 0')"
+    )
+    page.click(".jcnb-patch-choice[data-shown='both']")
+    page.wait_for_selector(".jcnb-patching[data-shown='both']")
+    pixels = {}
+    try:
+        for theme, name in ((LIGHT, "light"), (DARK, "dark")):
+            set_theme(page, theme)
+            page.locator(ROOT).scroll_into_view_if_needed()
+            # The heatmap repaints with the theme's ink.
+            page.wait_for_function(
+                """([sel, prev]) => document.querySelector(sel).toDataURL() !== prev""",
+                arg=[f"{HEAT}[data-method='exact']", pixels.get("light", "")],
+                timeout=30_000,
+            )
+            pixels[name] = page.eval_on_selector(f"{HEAT}[data-method='exact']", "c => c.toDataURL()")
+            assert low_contrast_text(page, ROOT) == [], name
+            screenshot(page, f"patching_view_{name}")
+    finally:
+        set_theme(page, LIGHT)
+    assert pixels["light"] != pixels["dark"]
+
+
+def test_patching_view_in_notebook_7(notebook7, browser):
+    url, token, root = notebook7
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(SETUP)],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    nbformat.write(nb, root / "patching7.ipynb")
+    page = browser.new_page()
+    try:
+        page.goto(f"{url}/notebooks/patching7.ipynb?token={token}")
+        wait_for_idle_kernel(page)
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        check_view(page, "notebook7")
+    finally:
+        page.close()
