@@ -25,13 +25,16 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import linen as nn
 from flax import nnx
 
 from jaxcapture_nb._backends import flax_internals
+from jaxcapture_nb._backends.linen_patch import LinenPatch, linen_spec
 from jaxcapture_nb._backends.nnx import patching
 from jaxcapture_nb._backends.nnx.hooks import class_hooks, wrapped_methods
 from jaxcapture_nb._backends.nnx.modules import iter_modules
-from jaxcapture_nb._backends.nnx.patching import METHOD, PATCH, PERTURB, PatchSlot, SiteSpec
+from jaxcapture_nb._backends.nnx.patching import PATCH, PatchSlot
+from jaxcapture_nb._backends.replacing import METHOD, PERTURB, SiteSpec
 from jaxcapture_nb._tracing import tracing
 
 
@@ -248,19 +251,30 @@ def _parsed_key(key: Any) -> tuple[str, Any]:
 class Patch:
     """A block in which named sites of an NNX model hold replaced values. Make one with :func:`patch`."""
 
-    def __init__(self, model: nnx.Module, patches: Mapping[Any, Any]):
-        if not isinstance(model, nnx.Module):
-            raise TypeError(f"patch() takes a flax.nnx.Module, got {type(model).__name__}")
+    def __init__(self, model: nnx.Module | nn.Module, patches: Mapping[Any, Any]):
+        if not isinstance(model, (nnx.Module, nn.Module)):
+            raise TypeError(
+                f"patch() takes a flax.nnx.Module or flax.linen.Module, got {type(model).__name__}"
+            )
         self.model = model
         self.patches = {_parsed_key(key): as_replacement(value) for key, value in patches.items()}
         self._installed: list[tuple[nnx.Module, Any, type, bool]] | None = None
+        self._linen: LinenPatch | None = None
         self._traced = False
 
     def __enter__(self) -> Patch:
-        if self._installed is not None:
+        if self._installed is not None or self._linen is not None:
             raise RuntimeError("this patch is already active; a block cannot be entered twice at once")
         if not self.patches:  # nothing to install: the model and its compiled steps are left alone
             self._installed = []
+            return self
+        if isinstance(self.model, nn.Module):
+            site_patches = [
+                (linen_spec(site, index, r.fn, r.sliced), r.operands)
+                for (site, index), r in self.patches.items()
+            ]
+            self._linen = LinenPatch(self.model, site_patches)
+            self._linen.install()
             return self
         self._traced = tracing()
         if not self._traced:  # the probes trace programs of their own; a sweep checks before its trace
@@ -276,6 +290,7 @@ class Patch:
                 self._installed.append((module, key, type(module), methods))
                 flax_internals.mark_data(key, PATCH)
                 vars(module)[PATCH] = PatchSlot(tuple(operands), spec=tuple(specs))
+                patching.patched_keys[id(key)] = specs[0].site
         except BaseException:
             self._uninstall()
             raise
@@ -297,6 +312,13 @@ class Patch:
         return list(by_module.values())
 
     def __exit__(self, exc_type, exc, tb) -> bool:
+        linen, self._linen = self._linen, None
+        if linen is not None:
+            linen.uninstall()
+            message = linen.unreached_message()
+            if exc_type is None and message:
+                raise KeyError(message)
+            return False
         slots = [(patching.slot_of(m), m) for m, *_ in self._installed or ()]
         self._uninstall()
         try:
@@ -304,12 +326,13 @@ class Patch:
                 self._check_reached(slots)
         finally:
             if self._traced:  # a block inside a trace: no compiled step will reach its sites again
-                patching.forget([slot for slot, _ in slots if slot is not None])
+                patching.forget([(module, slot) for slot, module in slots if slot is not None])
         return False
 
     def _uninstall(self) -> None:
         installed, self._installed = self._installed or [], None
         for module, key, cls, methods in reversed(installed):
+            patching.patched_keys.pop(id(key), None)
             vars(module).pop(PATCH, None)
             flax_internals.unmark(key, PATCH)
             class_hooks.release(cls, methods)
@@ -318,21 +341,30 @@ class Patch:
         if not slots:
             return
         missing = [
-            spec.site
-            for slot, _ in slots
+            spec
+            for slot, module in slots
             if slot is not None
             for spec in patching.specs(slot)
-            if (patching.specs(slot), spec.site) not in patching.reached
+            if not patching.was_reached(module, slot, spec)
         ]
         if missing:
-            near = {s: difflib.get_close_matches(s, self._sites.names(), n=3, cutoff=0.5) for s in missing}
+            # A method site is known to exist; a perturb name only once called.
+            near = {
+                spec.site: difflib.get_close_matches(spec.site, self._sites.names(), n=3, cutoff=0.5)
+                if spec.kind == PERTURB
+                else []
+                for spec in missing
+            }
             listed = "; ".join(
                 f"{s!r}" + (f" (nearest: {', '.join(n)})" if n else "") for s, n in near.items()
             )
             raise KeyError(
                 f"the block never reached the patched site {listed}: a name that Module.perturb "
-                "is not called with, or a module the block did not run. A value passed to "
-                "Module.sow cannot be patched; pass it through Module.perturb"
+                "is not called with, a module the block did not run, or a step compiled before "
+                "the block that holds a copy of the model without the patch (an nnx.cached_partial "
+                "or a jax.jit of nnx.split state, called before `with patch(...)`: make it inside "
+                "the block). A value passed to Module.sow cannot be patched; pass it through "
+                "Module.perturb"
             )
 
     def __call__(self, fn: Callable) -> Callable:
@@ -346,11 +378,13 @@ class Patch:
         return wrapper
 
 
-def patch(model: nnx.Module, patches: Mapping[Any, Any]) -> Patch:
+def patch(model: nnx.Module | nn.Module, patches: Mapping[Any, Any]) -> Patch:
     """Replaces the values at named sites of ``model`` inside a ``with`` block (or a decorated function).
 
     Args:
-      model: an NNX module.
+      model: an NNX module, or a Linen module whose eager ``apply`` calls
+        the block patches (its sites are method outputs, as
+        ``capture(module, methods=True)`` names them).
       patches: ``{site: replacement}``. A site is a name as :func:`capture`
         shows it, or :func:`at` of a name and an index to replace a part
         (``at("blocks.0.out", np.s_[:, 3])``: token 3 of every example). A

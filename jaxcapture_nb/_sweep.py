@@ -126,6 +126,15 @@ def _model_order(sites: tuple[str, ...], reached: jax.Array) -> list[int]:
     return order + [i for i in range(len(sites)) if i not in order]
 
 
+def _check_nnx(model: Any) -> None:
+    if not isinstance(model, nnx.Module):
+        raise TypeError(
+            f"sweeps take a flax.nnx.Module, got {type(model).__name__}: the sweep compiles the model's "
+            "patched runs as one program. For a Linen module, call its apply inside "
+            "`with patch(module, {site: ...})` once per patch"
+        )
+
+
 def _default_forward(model: nnx.Module, inputs: Any) -> Any:
     return model(inputs)
 
@@ -164,6 +173,7 @@ def patching_sweep(
     Returns:
       A :class:`PatchingResult` with ``effect[site, position]``, its sites in model order.
     """
+    _check_nnx(model)
     sites = tuple(sites)
     positions = None if positions is None else tuple(int(p) for p in positions)
     flax_internals.check()  # before the traces below, whose patches rely on it
@@ -270,6 +280,7 @@ def attribution_patching(
     as :func:`patching_sweep`'s; its ``effect`` is the corrupted metric plus
     the estimated change.
     """
+    _check_nnx(model)
     sites = tuple(sites)
     flax_internals.check()  # before the traces below, whose patches rely on it
     graphdef, state = nnx.split(model)

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import nnx
+from flax import linen, nnx
 from public_style import GqaDecoder
 
 from jaxcapture_nb import (
@@ -273,3 +273,239 @@ def test_patches_reach_remat_and_scanned_stacks(jitted):
     np.testing.assert_allclose(steered - plain, 2.0, rtol=1e-5)
     with patch(stack, {"blocks.residual": zero_ablation()}):
         np.testing.assert_array_equal(run(stack, x), 0.0)
+
+
+def _forward(model, x):
+    return model(x)
+
+
+def _graph_jit(model, x):
+    return nnx.jit(_forward)(model, x)
+
+
+def _tree_jit(model, x):
+    return nnx.jit(_forward, graph=False)(model, x)
+
+
+def _graph_updates_off(model, x):
+    return nnx.jit(_forward, graph_updates=False)(model, x)
+
+
+def _tree_mode(model, x):
+    with nnx.set_graph_mode(False):
+        return nnx.jit(_forward)(model, x)
+
+
+def _cached_partial(model, x):
+    return nnx.cached_partial(nnx.jit(_forward), model)(x)
+
+
+def _split_and_jax_jit(model, x):
+    graphdef, state = nnx.split(model)
+    return jax.jit(lambda state, x: nnx.merge(graphdef, state)(x))(state, x)
+
+
+def _scanned_steps(model, x):
+    def body(model, x):
+        return model, model(x)
+
+    scan = nnx.scan(body, in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, 0))
+    return nnx.jit(lambda model, xs: scan(model, xs)[1])(model, jnp.stack([x, x]))[0]
+
+
+def _made_before(style):
+    """The style's step, made before the block and called inside it."""
+
+    def make(model):
+        if style == "cached_partial":
+            step = nnx.cached_partial(nnx.jit(_forward), model)
+            return lambda model, x: step(x)
+        if style == "cached_partial, donated":
+            step = nnx.cached_partial(nnx.jit(_forward, donate_argnums=0), model)
+            return lambda model, x: step(x)
+        if style == "nnx.view":
+            view = nnx.view(model)
+            return lambda model, x: view(x)
+        graphdef, state = nnx.split(model)
+        step = jax.jit(lambda state, x: nnx.merge(graphdef, state)(x))
+        return lambda model, x: step(state, x)
+
+    return make
+
+
+LOOP_STYLES = {
+    "eager": _forward,
+    "nnx.jit": _graph_jit,
+    "nnx.jit(graph=False)": _tree_jit,
+    "nnx.jit(graph_updates=False)": _graph_updates_off,
+    "nnx.set_graph_mode(False)": _tree_mode,
+    "cached_partial made inside": _cached_partial,
+    "split + jax.jit inside": _split_and_jax_jit,
+    "nnx.scan over steps": _scanned_steps,
+}
+MADE_BEFORE = ["cached_partial", "cached_partial, donated", "nnx.view", "split + jax.jit"]
+
+
+class MlpBlock(nnx.Module):
+    def __init__(self, rngs: nnx.Rngs):
+        self.mlp = nnx.Linear(8, 8, rngs=rngs)
+
+    def __call__(self, x):
+        return x + nnx.gelu(self.mlp(x))
+
+
+class MlpStack(nnx.Module):
+    """Residual MLP blocks whose outputs are the patched sites (no perturb: Flax 0.12.8 stores one called outside a capture)."""
+
+    def __init__(self):
+        rngs = nnx.Rngs(0)
+        self.blocks = nnx.List([MlpBlock(rngs) for _ in range(3)])
+
+    def __call__(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def _ablated_first_block(x):
+    """The stack's output with block 0's output zeroed, written by hand."""
+    twin = MlpStack()
+    x = jnp.zeros_like(x)
+    for block in twin.blocks[1:]:
+        x = block(x)
+    return x
+
+
+@pytest.mark.parametrize("style", LOOP_STYLES)
+def test_every_loop_style_made_inside_the_block_is_patched(style):
+    model = MlpStack()
+    before = state_of(model)
+    x = jax.random.normal(jax.random.key(0), (2, 8))
+    with patch(model, {"blocks.0.__call__": zero_ablation()}):
+        out = LOOP_STYLES[style](model, x)
+    np.testing.assert_allclose(out, _ablated_first_block(x), atol=1e-6)
+    assert_same_model(before, model)
+
+
+@pytest.mark.parametrize("style", MADE_BEFORE)
+def test_a_copy_made_before_the_block_is_refused_before_it_runs_and_the_model_kept(style):
+    model = MlpStack()
+    before = state_of(model)
+    x = jax.random.normal(jax.random.key(0), (2, 8))
+    step = _made_before(style)(model)
+    with pytest.raises(
+        RuntimeError, match=r"runs a copy of its module made before the `with patch\(\.\.\.\)`"
+    ):
+        with patch(model, {"blocks.0.__call__": zero_ablation()}):
+            step(model, x)
+    assert_same_model(before, model)  # no array donated, nothing left behind
+    np.testing.assert_allclose(step(model, x), MlpStack()(x), atol=1e-6)  # the step works as before
+
+
+def test_a_step_compiled_before_the_block_is_named_when_the_block_ends():
+    model = MlpStack()
+    x = jax.random.normal(jax.random.key(0), (2, 8))
+    step = nnx.cached_partial(nnx.jit(_forward), model)
+    step(x)  # compiled without the patch: the block's call runs no Python of the model
+    with pytest.raises(KeyError, match="a step compiled before the block") as raised:
+        with patch(model, {"blocks.0.__call__": zero_ablation()}):
+            step(x)
+    assert "nearest" not in str(raised.value)  # the site exists; only the step missed it
+
+
+class LinenBlock(linen.Module):
+    """A residual block whose call returns the new stream and the one it was given."""
+
+    @linen.compact
+    def __call__(self, x):
+        return x + linen.gelu(linen.Dense(8)(x)), x
+
+
+class LinenStack(linen.Module):
+    @linen.compact
+    def __call__(self, x):
+        for _ in range(3):
+            x, _ = LinenBlock()(x)
+        return linen.Dense(4)(x)
+
+
+def _linen_stack():
+    module = LinenStack()
+    x = jax.random.normal(jax.random.key(3), (2, 5, 8))
+    return module, module.init(jax.random.key(0), x), x
+
+
+def _linen_by_hand(variables, x, *, layer, replace):
+    """LinenStack's call with block ``layer``'s output replaced by ``replace(output)``."""
+    params = variables["params"]
+    for i in range(3):
+        x, _ = LinenBlock().apply({"params": params[f"LinenBlock_{i}"]}, x)
+        if i == layer:
+            x = replace(x)
+    return linen.Dense(4).apply({"params": params["Dense_0"]}, x)
+
+
+def test_a_linen_method_output_equals_the_module_patched_by_hand():
+    module, variables, x = _linen_stack()
+    steer = jnp.linspace(-1.0, 1.0, 8)
+    with patch(module, {"LinenBlock_1.__call__[0]": steering(steer, scale=2.0)}):
+        steered = module.apply(variables, x)
+    np.testing.assert_allclose(
+        steered,
+        _linen_by_hand(variables, x, layer=1, replace=lambda v: v + 2.0 * steer[None, None]),
+        atol=1e-6,
+    )
+    with patch(module, {at("LinenBlock_0.__call__[0]", np.s_[:, 2]): zero_ablation()}):
+        ablated = module.apply(variables, x)
+    np.testing.assert_allclose(
+        ablated, _linen_by_hand(variables, x, layer=0, replace=lambda v: v.at[:, 2].set(0.0)), atol=1e-6
+    )
+    # After the block, apply is the module's own again.
+    np.testing.assert_array_equal(
+        module.apply(variables, x), _linen_by_hand(variables, x, layer=-1, replace=None)
+    )
+    assert "apply" not in vars(module)
+
+
+def test_a_capture_inside_a_linen_patch_records_the_patched_output():
+    module, variables, x = _linen_stack()
+    with patch(module, {"LinenBlock_2.__call__[0]": zero_ablation()}):
+        with capture(module, methods=True) as cap:
+            module.apply(variables, x)
+    recorded = {r.site: r for r in cap.records}
+    patched = recorded["LinenBlock_2.__call__[0]"].summary
+    assert patched.max == 0.0 and patched.min == 0.0
+    assert recorded["LinenBlock_1.__call__[0]"].summary.max != 0.0
+    # Every method site that capture names, patch can name.
+    for site in recorded:
+        with patch(module, {site: lambda v: v}):
+            module.apply(variables, x)
+
+
+def test_a_linen_patch_names_a_site_the_block_never_reached_and_refuses_jax_jit():
+    module, variables, x = _linen_stack()
+    with pytest.raises(KeyError, match=r"'LinenBlock_9.__call__' \(nearest: LinenBlock_[0-2].__call__"):
+        with patch(module, {"LinenBlock_9.__call__": zero_ablation()}):
+            module.apply(variables, x)
+    with pytest.raises(KeyError, match="it never called LinenStack.apply"):
+        with patch(module, {"LinenBlock_0.__call__": zero_ablation()}):
+            pass
+    step = jax.jit(module.apply)
+    with pytest.raises(RuntimeError, match=r"under jax.jit .* would be compiled into the function"):
+        with patch(module, {"LinenBlock_0.__call__[0]": zero_ablation()}):
+            step(variables, x)
+    # Nothing was compiled with the patch in it.
+    np.testing.assert_allclose(step(variables, x), module.apply(variables, x), atol=1e-6)
+    # Another module's apply passes untouched, although its method has the site's name.
+    block = {"params": variables["params"]["LinenBlock_0"]}
+    with pytest.raises(KeyError, match="never called LinenStack.apply"):
+        with patch(module, {"__call__[0]": zero_ablation()}):
+            out, _ = LinenBlock().apply(block, x)
+    np.testing.assert_array_equal(out, LinenBlock().apply(block, x)[0])
+
+
+def test_sweeps_name_what_they_take():
+    module, variables, x = _linen_stack()
+    for sweep in (patching_sweep, attribution_patching):
+        with pytest.raises(TypeError, match="sweeps take a flax.nnx.Module, got LinenStack"):
+            sweep(module, x, x, jnp.sum, ["LinenBlock_0.__call__[0]"])

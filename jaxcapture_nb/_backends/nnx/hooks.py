@@ -32,7 +32,12 @@ from flax import nnx
 
 from jaxcapture_nb._backends import flax_internals
 from jaxcapture_nb._backends.nnx.exits import EXIT, Exit
-from jaxcapture_nb._backends.nnx.patching import patched_output, perturbation_for, slot_of
+from jaxcapture_nb._backends.nnx.patching import (
+    patched_output,
+    perturbation_for,
+    refuse_copy_made_before,
+    slot_of,
+)
 from jaxcapture_nb._backends.nnx.routes import ROUTES, SITES, lock
 from jaxcapture_nb._tracing import tracing
 
@@ -60,6 +65,7 @@ class _CapturesSlot:
             return perturbation_for(module, capture.writers(site, module))
         if patched:
             return perturbation_for(module, ())
+        refuse_copy_made_before(module)
         raise AttributeError(flax_internals.CAPTURES)
 
 

@@ -19,47 +19,31 @@ patch records patched values.
 from __future__ import annotations
 
 import threading
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 from flax import nnx
 
 from jaxcapture_nb._backends import flax_internals
+from jaxcapture_nb._backends.replacing import METHOD, PERTURB, SiteSpec, replaced, replaced_output
 
 PATCH = "_jaxcapture_nb_patch"
-PERTURB, METHOD = "perturb", "method"
 
 
 class PatchSlot(nnx.Variable):
     """A patched module's replacement arrays; its ``spec`` metadata says where they go."""
 
 
-class SiteSpec(NamedTuple):
-    """One patch of a module, as static data.
-
-    Attributes:
-      site: the site's full name, as the user wrote it (for messages).
-      kind: PERTURB (a name passed to ``Module.perturb``) or METHOD.
-      name: the perturb name or the method's name.
-      leaf: a leaf of a method's returned pytree (``[1]``, ``['k']``), or "".
-      index: a NumPy index into the value (hashable, see ``_patch.hashable_index``), or None.
-      fn: ``fn(target, *operands) -> new target``.
-      sliced: whether an operand the shape of the whole value is indexed with ``index`` first.
-    """
-
-    site: str
-    kind: str
-    name: str
-    leaf: str
-    index: Any
-    fn: Any
-    sliced: bool
-
-
-# Sites a patch reached, by (spec, site): a step compiled before reaches its
-# sites without tracing them again, so this outlives a block.
-reached: set[tuple[Any, str]] = set()
+# Sites a patch reached, by (specs, site, id of the module's site key): a
+# step compiled in an earlier block reaches its sites without tracing them
+# again, so this outlives a block.
+reached: set[tuple[Any, str, int]] = set()
+# The site keys (flax_internals.site_key) of the modules an active block
+# patches, by id, with one of their sites: a module that holds one of these
+# keys but no slot is a copy Flax made before the block, which the patch
+# cannot reach (see refuse_copy_made_before).
+patched_keys: dict[int, str] = {}
 # Perturb names each module's class passed to a patched module, for messages.
 perturb_names: dict[type, set[str]] = {}
 _lock = threading.Lock()
@@ -75,66 +59,60 @@ def specs(slot: Any) -> tuple[SiteSpec, ...]:
     return slot.get_metadata()["spec"]
 
 
-def _apply(spec: SiteSpec, operands: tuple[Any, ...], value: Any) -> Any:
-    if spec.index is None:
-        return _conformed(spec.fn(value, *operands), value)
-    index = _as_index(spec.index)
-    if spec.sliced:
-        operands = tuple(op[index] if jnp.shape(op) == jnp.shape(value) else op for op in operands)
-    part = value[index]
-    return value.at[index].set(_conformed(spec.fn(part, *operands), part))
-
-
-def _conformed(new: Any, old: Any) -> Any:
-    """``new`` as ``old``'s shape and type, so a patch never changes what the model computes with."""
-    new = jnp.asarray(new)
-    if new.shape != jnp.shape(old):
-        try:
-            new = jnp.broadcast_to(new, jnp.shape(old))
-        except ValueError:
-            raise ValueError(
-                f"a replacement of shape {new.shape} cannot stand for a value of shape {jnp.shape(old)}"
-            ) from None
-    return new.astype(jnp.result_type(old))
-
-
-def _as_index(index: Any) -> Any:
-    """The NumPy index that ``_patch.hashable_index`` made hashable."""
-    if isinstance(index, tuple) and index and index[0] == "slice":
-        return slice(*index[1:])
-    if isinstance(index, tuple):
-        return tuple(_as_index(part) for part in index)
-    return index
-
-
-def _note_reached(slot: Any, spec: SiteSpec) -> None:
+def _note_reached(module: Any, slot: Any, spec: SiteSpec) -> None:
     with _lock:
-        reached.add((specs(slot), spec.site))
+        reached.add((specs(slot), spec.site, id(flax_internals.site_key(module))))
 
 
-def forget(slots: list[Any]) -> None:
-    """Drops what :data:`reached` holds of these slots' patches."""
+def was_reached(module: Any, slot: Any, spec: SiteSpec) -> bool:
+    """Whether a patch of ``module`` reached ``spec``'s site, in this block or in a step compiled in an earlier one."""
+    return (specs(slot), spec.site, id(flax_internals.site_key(module))) in reached
+
+
+def forget(modules: list[tuple[Any, Any]]) -> None:
+    """Drops what :data:`reached` holds of these ``(module, slot)`` pairs' patches."""
     with _lock:
-        for slot in slots:
+        for module, slot in modules:
             held = specs(slot)
             for spec in held:
-                reached.discard((held, spec.site))
+                reached.discard((held, spec.site, id(flax_internals.site_key(module))))
+
+
+def refuse_copy_made_before(module: Any) -> None:
+    """Raises if ``module`` is a copy, made before the active patch, of a module it patches.
+
+    Such a copy (an ``nnx.cached_partial``'s, an ``nnx.view``, modules that
+    ``nnx.merge`` builds from a graph definition split off before the
+    block) shares the patched module's site key but not its slot: it would
+    compute unpatched values while the block says they are patched.
+    """
+    if not patched_keys:  # no block active: the common case, one test
+        return
+    site = patched_keys.get(id(flax_internals.site_key(module)))
+    if site is not None:
+        raise RuntimeError(
+            f"{site!r} is patched, but this call runs a copy of its module made before the "
+            "`with patch(...)` block began, which does not hold the patch: an nnx.cached_partial, "
+            "an nnx.view, or the graph definition of an nnx.split given to jax.jit. Make the copy "
+            "inside the block (`with patch(model, ...): step = nnx.cached_partial(...)`, or "
+            "`graphdef, state = nnx.split(model)` inside it), or call the model itself"
+        )
 
 
 class _Patched:
     """What ``var[name]`` gives ``Module.perturb`` in a patched module: ``self + value`` is the patched value."""
 
-    __slots__ = ("inner", "name", "slot")
+    __slots__ = ("inner", "module", "name", "slot")
 
-    def __init__(self, slot: Any, name: str, inner: Any):
-        self.slot, self.name, self.inner = slot, name, inner
+    def __init__(self, module: Any, slot: Any, name: str, inner: Any):
+        self.module, self.slot, self.name, self.inner = module, slot, name, inner
 
     def __add__(self, value: Any) -> Any:
         operands = flax_internals.held_value(self.slot)
         for k, spec in enumerate(specs(self.slot)):
             if spec.kind == PERTURB and spec.name == self.name:
-                value = _apply(spec, operands[k], value)
-                _note_reached(self.slot, spec)
+                value = replaced(spec, operands[k], value)
+                _note_reached(self.module, self.slot, spec)
         if self.inner is None:
             return value
         # A capture's own writer (gradients through perturb) sees the patched value.
@@ -158,7 +136,7 @@ class PatchWriter:
         return True  # nothing is stored: perturb reads its entry at once
 
     def __getitem__(self, name: str) -> _Patched:
-        return _Patched(self.slot, name, self.inner)
+        return _Patched(self.module, self.slot, name, self.inner)
 
 
 def perturbation_for(module: Any, writers: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -176,21 +154,13 @@ def patched_output(module: Any, method: str, out: Any) -> Any:
     """A method's output with the module's patches of it applied (``out`` itself if none)."""
     slot = slot_of(module)
     if slot is None:
+        refuse_copy_made_before(module)
         return out
     mine = [(k, spec) for k, spec in enumerate(specs(slot)) if spec.kind == METHOD and spec.name == method]
     if not mine:
         return out
     operands = flax_internals.held_value(slot)
-    leaves, tree = jax.tree_util.tree_flatten_with_path(out)
-    names = [jax.tree_util.keystr(path) for path, _ in leaves]
-    values = [leaf for _, leaf in leaves]
-    for k, spec in mine:
-        if spec.leaf not in names:
-            raise KeyError(
-                f"{spec.site!r}: {method} returned {', '.join(repr(method + n) for n in names) or 'nothing'}, "
-                f"not {method + spec.leaf!r}"
-            )
-        i = names.index(spec.leaf)
-        values[i] = _apply(spec, operands[k], values[i])
-        _note_reached(slot, spec)
-    return jax.tree_util.tree_unflatten(tree, values)
+    out = replaced_output(method, out, [(spec, operands[k]) for k, spec in mine])
+    for _, spec in mine:
+        _note_reached(module, slot, spec)
+    return out
