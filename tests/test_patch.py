@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from flax import linen, nnx
 from public_style import GqaDecoder
+from transformer import Config, Transformer
 
 from jaxcapture_nb import (
     at,
@@ -65,9 +66,13 @@ TOKENS = jax.random.randint(jax.random.key(1), (2, 6), 0, 32)
 OTHER = jax.random.randint(jax.random.key(2), (2, 6), 0, 32)
 
 
+def _host(x):
+    return np.asarray(jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x)
+
+
 def state_of(model):
     graphdef, state = nnx.split(model)
-    return graphdef, jax.tree.map(np.asarray, state)
+    return graphdef, jax.tree.map(_host, state)
 
 
 def assert_same_model(before, model):
@@ -509,3 +514,45 @@ def test_sweeps_name_what_they_take():
     for sweep in (patching_sweep, attribution_patching):
         with pytest.raises(TypeError, match="sweeps take a flax.nnx.Module, got LinenStack"):
             sweep(module, x, x, jnp.sum, ["LinenBlock_0.__call__[0]"])
+
+
+def _own_transformer(perturb=False):
+    config = Config(dropout=0.0, sow_intermediates=False, perturb_activations=perturb)
+    return Transformer(config, rngs=nnx.Rngs(0))
+
+
+def _own_transformer_by_hand(model, tokens, *, layer, replace_block=None, replace_attn=None):
+    """Transformer.__call__ (no cache, no dropout), block ``layer``'s output or its attention output replaced."""
+    positions = jnp.broadcast_to(jnp.arange(tokens.shape[1]), tokens.shape)
+    x = model.embed(tokens) * jnp.sqrt(jnp.float32(model.config.width))
+    for i, block in enumerate(model.blocks):
+        _, h = block.attn(block.attention_norm(x), positions, None)
+        if i == layer and replace_attn is not None:
+            h = replace_attn(h)
+        x = x + h
+        x = x + block.mlp(block.mlp_norm(x))
+        if i == layer and replace_block is not None:
+            x = replace_block(x)
+    return model.embed.attend(model.final_norm(x))
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "nnx.jit"])
+def test_the_projects_transformer_patched_equals_its_code_patched_by_hand(jitted):
+    tokens = jax.random.randint(jax.random.key(4), (2, 7), 0, Config().vocab)
+    run = nnx.jit(lambda m, t: m(t)[0]) if jitted else (lambda m, t: m(t)[0])
+    model = _own_transformer()
+    before = state_of(model)
+    # A block returns (cache, x): the site is the leaf [1] of its output.
+    with patch(model, {at("blocks.1.__call__[1]", np.s_[:, 2:4]): zero_ablation()}):
+        got = run(model, tokens)
+    assert_same_model(before, model)
+    want = _own_transformer_by_hand(model, tokens, layer=1, replace_block=lambda x: x.at[:, 2:4].set(0.0))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+    # A perturb site: the attention output of block 0 (the other perturbs left as they are).
+    perturbing = _own_transformer(perturb=True)
+    identity = {f"blocks.{i}.{name}": (lambda v: v) for i in range(2) for name in ("attn_out", "mlp.hidden")}
+    with patch(perturbing, {**identity, "blocks.0.attn_out": steering(jnp.ones(16), 3.0)}):
+        got = run(perturbing, tokens)
+    want = _own_transformer_by_hand(model, tokens, layer=0, replace_attn=lambda h: h + 3.0)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
