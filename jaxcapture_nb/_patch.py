@@ -321,6 +321,8 @@ class Patch:
             return False
         slots = [(patching.slot_of(m), m) for m, *_ in self._installed or ()]
         self._uninstall()
+        if exc is not None and _split_along_a_stack(exc, self.patches.values()):
+            exc.add_note(STACKED_NOTE)
         try:
             if exc_type is None:
                 self._check_reached(slots)
@@ -376,6 +378,27 @@ class Patch:
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+# nnx.scan splits a stacked module's Variables along their first axis, the
+# patch's too: a replacement array without the stack's axis fails there,
+# with JAX's words (jax.lax.scan's "different leading axis sizes", or an
+# IndexError for a scalar). The note says what the patch needs instead.
+STACKED_NOTE = (
+    "jaxcapture_nb: if a patched site is in a stack that nnx.scan runs, the patch's arrays are split "
+    "along the stack like its other Variables: give one per layer (a leading axis of the stack's "
+    "length, e.g. steering(vectors, scales) with vectors [layers, width] and scales [layers]), or "
+    "a replacement with no arrays, such as zero_ablation() or a function of the value"
+)
+
+
+def _split_along_a_stack(exc: BaseException, replacements: Any) -> bool:
+    """Whether ``exc`` reads as nnx.scan failing to split a replacement's arrays."""
+    if not any(r.operands for r in replacements):
+        return False
+    if isinstance(exc, ValueError) and "different leading axis sizes" in str(exc):
+        return True
+    return isinstance(exc, IndexError) and "tuple index out of range" in str(exc)
 
 
 def patch(model: nnx.Module | nn.Module, patches: Mapping[Any, Any]) -> Patch:

@@ -556,3 +556,15 @@ def test_the_projects_transformer_patched_equals_its_code_patched_by_hand(jitted
         got = run(perturbing, tokens)
     want = _own_transformer_by_hand(model, tokens, layer=0, replace_attn=lambda h: h + 3.0)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("operand", [jnp.ones(8), 2.0], ids=["a vector for every layer", "a scalar"])
+def test_an_array_without_the_stacks_axis_is_explained(operand):
+    stack = ScannedStack()
+    x = jax.random.normal(jax.random.key(0), (2, 3, 8))
+    before = state_of(stack)
+    with pytest.raises((ValueError, IndexError)) as raised:
+        with patch(stack, {"blocks.residual": operand}):
+            stack(x)
+    assert "give one per layer (a leading axis of the stack's length" in "\n".join(raised.value.__notes__)
+    assert_same_model(before, stack)
