@@ -369,6 +369,20 @@ class Patch:
                 "Module.perturb"
             )
 
+    def variables(self, variables: Any) -> Any:
+        """A Linen module's ``variables`` with this patch's arrays in them, for an ``apply`` under ``jax.jit``.
+
+        A jitted function then takes the arrays as arguments: it is traced
+        once per set of patched sites, not once per value, and keeps nothing
+        of the patch after the block. An NNX model needs none of this: its
+        patches enter ``nnx.jit`` steps with the model.
+        """
+        if self._linen is None:
+            raise RuntimeError(
+                "Patch.variables is for a Linen module's apply, inside its `with patch(...)` block"
+            )
+        return self._linen.variables(variables)
+
     def __call__(self, fn: Callable) -> Callable:
         """Runs ``fn`` inside this patch on every call (decorator form)."""
 

@@ -496,7 +496,7 @@ def test_a_linen_patch_names_a_site_the_block_never_reached_and_refuses_jax_jit(
         with patch(module, {"LinenBlock_0.__call__": zero_ablation()}):
             pass
     step = jax.jit(module.apply)
-    with pytest.raises(RuntimeError, match=r"under jax.jit .* would be compiled into the function"):
+    with pytest.raises(RuntimeError, match=r"must enter as variables.*step\(p.variables\(variables\), x\)"):
         with patch(module, {"LinenBlock_0.__call__[0]": zero_ablation()}):
             step(variables, x)
     # Nothing was compiled with the patch in it.
@@ -568,3 +568,22 @@ def test_an_array_without_the_stacks_axis_is_explained(operand):
             stack(x)
     assert "give one per layer (a leading axis of the stack's length" in "\n".join(raised.value.__notes__)
     assert_same_model(before, stack)
+
+
+def test_a_jitted_linen_apply_takes_the_patch_as_variables_traced_once_per_set_of_sites():
+    module, variables, x = _linen_stack()
+    traces = []
+    step = jax.jit(lambda v, x: (traces.append(1), module.apply(v, x))[1])
+    plain = step(variables, x)
+    for scale in (1.0, 2.0, 3.0):
+        steer = scale * jnp.ones(8)
+        with patch(module, {"LinenBlock_1.__call__[0]": steering(steer)}) as p:
+            got = step(p.variables(variables), x)
+        want = _linen_by_hand(variables, x, layer=1, replace=lambda v, s=steer: v + s[None, None])
+        np.testing.assert_allclose(got, want, atol=1e-5)
+    with patch(module, {"LinenBlock_0.__call__[0]": zero_ablation()}) as p:
+        got = step(p.variables(variables), x)
+    np.testing.assert_allclose(got, _linen_by_hand(variables, x, layer=0, replace=jnp.zeros_like), atol=1e-6)
+    assert len(traces) == 3  # plain, steered (three values), ablated
+    np.testing.assert_array_equal(step(variables, x), plain)  # after the blocks: the plain program
+    assert len(traces) == 3

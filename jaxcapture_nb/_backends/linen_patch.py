@@ -9,12 +9,16 @@ leaf of a returned tuple), named as ``capture(module, methods=True)``
 names it. Calls of other modules, and of copies of the module with other
 attributes, pass untouched.
 
-The interceptor runs as ``apply`` runs: on every eager call. Inside
-``jax.jit`` it would run once, while the function is traced, and the
-replacement's arrays would be compiled into the function as constants,
-which a call after the block would still use. So a patch of a Linen module
-refuses to run under a JAX transformation, and says how to get the same
-result.
+The interceptor runs as ``apply`` runs. Eagerly that is every call, and
+the replacements' arrays are read from the block. Inside ``jax.jit`` it runs
+once, while the function is traced: arrays read from the block would be
+compiled into the function as constants, and a call after the block would
+still use them. So under a trace the arrays must come in through the
+variables: :meth:`LinenPatch.variables` adds them as one collection
+(:data:`COLLECTION`), keyed by the patches' specs, so that ``jax.jit``
+traces a function once per set of patched sites (the keys are part of the
+variables' structure) and takes new values as arguments. A patch under a
+trace without that collection refuses to run, and says how to add it.
 """
 
 from __future__ import annotations
@@ -31,6 +35,25 @@ from jaxcapture_nb._tracing import is_tracer
 
 # A site: the module path and method, then the leaf of its output, if any.
 _SITE = re.compile(r"^([^\[]+?)((?:\[.*)?)$")
+# The variables collection that carries the patches' arrays into a trace.
+COLLECTION = "jaxcapture_nb_patch"
+# A number per replacement function seen, for the collection's keys; held,
+# so that a number never stands for two functions.
+_FUNCTIONS: dict[Any, int] = {}
+# Patches a trace reached, by (module's id, collection key): a function
+# compiled in an earlier block applies them without tracing again.
+_TRACED: set[tuple[int, str]] = set()
+
+
+def _key(spec: SiteSpec) -> str:
+    """The collection key of a patch: its site, part and function, all of what a compiled function depends on.
+
+    Example:
+      >>> _key(linen_spec("Dense_0.__call__", None, abs, False)) == _key(linen_spec("Dense_0.__call__", None, abs, False))
+      True
+    """
+    number = _FUNCTIONS.setdefault(spec.fn, len(_FUNCTIONS))
+    return f"{spec.site} index={spec.index!r} sliced={spec.sliced} fn={number}"
 
 
 def linen_spec(site: str, index: Any, fn: Any, sliced: bool) -> SiteSpec:
@@ -71,9 +94,17 @@ class LinenPatch:
         if context is not None:
             context.__exit__(None, None, None)
 
+    def variables(self, variables: Any) -> dict[str, Any]:
+        """``variables`` with the patches' arrays added as the collection :data:`COLLECTION`, for a compiled ``apply``."""
+        return {**variables, COLLECTION: {_key(spec): operands for spec, operands in self.patches}}
+
     def unreached_message(self) -> str | None:
         """What to tell a user whose block never reached some patched sites, or None."""
-        missing = [spec.site for spec, _ in self.patches if spec.site not in self.reached]
+        missing = [
+            spec.site
+            for spec, _ in self.patches
+            if spec.site not in self.reached and (id(self.module), _key(spec)) not in _TRACED
+        ]
         if not missing:
             return None
         if not self.called:
@@ -105,13 +136,17 @@ class LinenPatch:
         mine = [(spec, operands) for spec, operands in self.patches if spec.name == name]
         if not mine:
             return out
-        if any(is_tracer(leaf) for leaf in jax.tree.leaves((out, args, kwargs))):
+        root = context.module.scope.root
+        if root.has_variable(COLLECTION, _key(mine[0][0])):  # the arrays came in as variables
+            mine = [(spec, root.get_variable(COLLECTION, _key(spec))) for spec, _ in mine]
+            if any(is_tracer(leaf) for leaf in jax.tree.leaves(out)):
+                _TRACED.update((id(self.module), _key(spec)) for spec, _ in mine)
+        elif any(is_tracer(leaf) for leaf in jax.tree.leaves((out, args, kwargs))):
             raise RuntimeError(
-                f"{mine[0][0].site!r}: a patch of a Linen module runs as apply runs, on an eager "
-                "call; under jax.jit (or another JAX transformation) its arrays would be compiled "
-                "into the function and stay there after the block. Call model.apply(variables, ...) "
-                "outside jax.jit inside `with patch(...)`, or patch an NNX model, whose patches "
-                "enter nnx.jit steps as arguments"
+                f"{mine[0][0].site!r}: under jax.jit (or another JAX transformation) a Linen "
+                "patch's arrays must enter as variables, or they would be compiled into the "
+                "function and outlive the block: `with patch(module, ...) as p: "
+                "step(p.variables(variables), x)`"
             )
         out = replaced_output(name, out, mine)
         self.reached.update(spec.site for spec, _ in mine)
