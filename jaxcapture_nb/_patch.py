@@ -249,7 +249,7 @@ def _parsed_key(key: Any) -> tuple[str, Any]:
 
 
 class Patch:
-    """A block in which named sites of an NNX model hold replaced values. Make one with :func:`patch`."""
+    """A block in which named sites of an NNX or Linen model hold replaced values. Make one with :func:`patch`."""
 
     def __init__(self, model: nnx.Module | nn.Module, patches: Mapping[Any, Any]):
         if not isinstance(model, (nnx.Module, nn.Module)):

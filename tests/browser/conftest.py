@@ -10,7 +10,7 @@ import os
 
 import nbformat
 import pytest
-from lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_and_run
+from lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_and_run, wait_for_idle_kernel
 
 
 @pytest.fixture(scope="session")
@@ -34,20 +34,44 @@ def browser():
         chromium.close()
 
 
+def _write_notebook(root, name: str, cells: list[str]) -> None:
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c) for c in cells],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    nbformat.write(nb, root / name)
+
+
 @pytest.fixture
 def open_notebook(lab, browser):
-    """Writes a notebook of the given code cells, opens it, runs every cell."""
+    """Writes a notebook of the given code cells, opens it in JupyterLab, runs every cell."""
     url, token, root = lab
     pages = []
 
     def run(name: str, cells: list[str]):
-        nb = nbformat.v4.new_notebook(
-            cells=[nbformat.v4.new_code_cell(c) for c in cells],
-            metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        )
-        nbformat.write(nb, root / name)
+        _write_notebook(root, name, cells)
         page = open_and_run(browser, url, token, name)
         pages.append(page)
+        return page
+
+    yield run
+    for page in pages:
+        page.close()
+
+
+@pytest.fixture
+def open_notebook7(notebook7, browser):
+    """As ``open_notebook``, in Notebook 7."""
+    url, token, root = notebook7
+    pages = []
+
+    def run(name: str, cells: list[str]):
+        _write_notebook(root, name, cells)
+        page = browser.new_page()
+        pages.append(page)
+        page.goto(f"{url}/notebooks/{name}?token={token}")
+        wait_for_idle_kernel(page)
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
         return page
 
     yield run

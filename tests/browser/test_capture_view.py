@@ -9,7 +9,7 @@ import re
 import nbformat
 import numpy as np
 import pytest
-from lab import THOUSAND_SITES, open_and_run, wait_for_idle_kernel
+from lab import THOUSAND_SITES, open_and_run
 from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, screenshot, set_theme
 
 from jaxcapture_nb import _schema
@@ -688,28 +688,15 @@ def test_a_thousand_sites_render_only_the_visible_rows(open_notebook):
     screenshot(page, "capture_view_1000_sites")
 
 
-def test_the_widget_works_in_notebook_7(notebook7, browser):
-    url, token, root = notebook7
-    cells = [SETUP, "%load_ext jaxcapture_nb", MAGIC]
-    nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(c) for c in cells],
-        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-    )
-    nbformat.write(nb, root / "notebook7.ipynb")
-    page = browser.new_page()
-    try:
-        page.goto(f"{url}/notebooks/notebook7.ipynb?token={token}")
-        wait_for_idle_kernel(page)
-        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-        view = page.wait_for_selector(".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000)
-        view.scroll_into_view_if_needed()
-        assert len(page.query_selector_all(".jcnb-body-row")) == 8
-        page.click(".jcnb-body-row:has-text('features')")
-        page.wait_for_selector("canvas.jcnb-hist[data-drawn=true]")
-        assert not blank_canvas(page, "canvas.jcnb-hist")
-        screenshot(page, "capture_view_notebook7")
-    finally:
-        page.close()
+def test_the_widget_works_in_notebook_7(open_notebook7):
+    page = open_notebook7("notebook7.ipynb", [SETUP, "%load_ext jaxcapture_nb", MAGIC])
+    view = page.wait_for_selector(".jcnb-ready .jcnb-root[data-ready=true]", timeout=180_000)
+    view.scroll_into_view_if_needed()
+    assert len(page.query_selector_all(".jcnb-body-row")) == 8
+    page.click(".jcnb-body-row:has-text('features')")
+    page.wait_for_selector("canvas.jcnb-hist[data-drawn=true]")
+    assert not blank_canvas(page, "canvas.jcnb-hist")
+    screenshot(page, "capture_view_notebook7")
 
 
 ATTENTION = """

@@ -2,7 +2,6 @@
 
 import json
 
-import nbformat
 import pytest
 from lab import run_in_kernel, wait_for_idle_kernel
 from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, screenshot, set_theme
@@ -130,18 +129,5 @@ def test_patching_view_in_jupyterlab_light_and_dark(open_notebook):
     assert pixels["light"] != pixels["dark"]
 
 
-def test_patching_view_in_notebook_7(notebook7, browser):
-    url, token, root = notebook7
-    nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(SETUP)],
-        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-    )
-    nbformat.write(nb, root / "patching7.ipynb")
-    page = browser.new_page()
-    try:
-        page.goto(f"{url}/notebooks/patching7.ipynb?token={token}")
-        wait_for_idle_kernel(page)
-        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-        check_view(page, "notebook7")
-    finally:
-        page.close()
+def test_patching_view_in_notebook_7(open_notebook7):
+    check_view(open_notebook7("patching7.ipynb", [SETUP]), "notebook7")
