@@ -9,7 +9,7 @@ CONFIG = Path(__file__).parent.parent / "notebooks" / "sanitize.cfg"
 def sanitize(text: str) -> str:
     """Applies the sanitizer's rules in file order, read the way nbval reads them."""
     rules = re.findall(r"^regex: (.*)$\n^replace: (.*)$", CONFIG.read_text(), flags=re.MULTILINE)
-    assert len(rules) == 4
+    assert len(rules) == 5
     for regex, replace in rules:
         text = re.sub(regex, replace, text)
     return text
@@ -32,6 +32,14 @@ def test_sparklines_compare_equal_whatever_their_outline():
     fresh = '<svg viewBox="0 0 64 16"><path d="M0 16h4V1h60V16z"/></svg>'
     assert sanitize(saved) == sanitize(fresh)
     assert sanitize(saved) != sanitize(saved.replace("64 16", "32 16"))  # the bin count stays
+
+
+def test_patching_heatmap_cells_compare_equal_whatever_their_colour():
+    saved = '<tr><th>layers.0.__call__</th><td style="background:#f7f7f7;color:#000">0.01</td></tr>'
+    fresh = '<tr><th>layers.0.__call__</th><td style="background:#f4f4f5;color:#000">0.02</td></tr>'
+    assert sanitize(saved) == sanitize(fresh)
+    assert sanitize(saved) != sanitize(saved.replace("layers.0", "layers.1"))  # the sites stay
+    assert sanitize(saved) != sanitize(saved.replace("</td>", "</td><td>0.5</td>"))  # and the positions
 
 
 def test_sites_shapes_counts_and_words_still_differ():
