@@ -19,15 +19,12 @@ function patchingData(model) {
     const recovery = Float64Array.from(effect, (v) => (span ? (v - m.corrupted) / span : NaN));
     return { method: String(m.method), clean: Number(m.clean), corrupted: Number(m.corrupted), effect, recovery };
   });
-  // Both results share one colour scale, so side by side they compare: at
-  // least [-1, 1], wider where a recovery lies outside it.
-  let scale = 1;
-  for (const r of results) for (const v of r.recovery) if (Number.isFinite(v)) scale = Math.max(scale, Math.abs(v));
   return {
     sites,
     positions,
     results,
-    scale,
+    // Both results share one colour scale (at least [-1, 1]), the saved picture's (colour_scale in Python).
+    scale: Number(model.get("_scale")) || 1,
     labels: model.get("_readout_labels") || [],
     readouts: new Float64Array(bytesOf(model.get("_readouts"))),
     ends: new Float64Array(bytesOf(model.get("_readout_ends"))),

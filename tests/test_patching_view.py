@@ -13,7 +13,7 @@ from flax import nnx
 
 from jaxcapture_nb import PatchingResult, attribution_patching, patch, patching_sweep
 from jaxcapture_nb._server_extension import MARK
-from jaxcapture_nb._widgets.patching_static import patching_html
+from jaxcapture_nb._widgets.patching_static import colour_scale, patching_html
 from jaxcapture_nb._widgets.patching_view import PatchingView
 
 
@@ -87,6 +87,7 @@ def test_the_view_sends_numbers_as_buffers_its_estimate_aligned_to_the_results_s
     )
     view = PatchingView(exact, shuffled)
     assert view.shown == "both" and view.selected == []
+    assert view._scale == colour_scale(view._results)  # the widget's colours are the saved picture's
     assert view._sites == SITES and view._positions == [str(p) for p in range(6)]
     assert [m["method"] for m in view._methods] == ["exact", "attribution"]
     effects = np.frombuffer(view._effects).reshape(2, 3, 6)

@@ -81,7 +81,7 @@ class LinenPatch:
         self.module = module
         self.patches = patches
         self.reached: set[str] = set()
-        self.called: list[str] = []  # the method sites the block ran, for messages
+        self.called: dict[str, None] = {}  # the method sites the block ran, once each, for messages
         self._roots: dict[int, tuple[nn.Module, bool]] = {}
         self._context: Any = None
 
@@ -112,7 +112,7 @@ class LinenPatch:
                 f"the block never reached the patched site(s) {', '.join(map(repr, missing))}: "
                 f"it never called {type(self.module).__name__}.apply"
             )
-        near = {s: difflib.get_close_matches(s, dict.fromkeys(self.called), n=3, cutoff=0.5) for s in missing}
+        near = {s: difflib.get_close_matches(s, self.called, n=3, cutoff=0.5) for s in missing}
         listed = "; ".join(f"{s!r}" + (f" (nearest: {', '.join(n)})" if n else "") for s, n in near.items())
         return f"the block never reached the patched site {listed}: no call of that module and method"
 
@@ -132,7 +132,7 @@ class LinenPatch:
         if not self._ours(context.module):
             return out
         name = ".".join((*context.module.path, context.method_name))
-        self.called.append(name)
+        self.called.setdefault(name)
         mine = [(spec, operands) for spec, operands in self.patches if spec.name == name]
         if not mine:
             return out

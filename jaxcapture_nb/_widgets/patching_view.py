@@ -24,7 +24,7 @@ import traitlets as t
 
 from jaxcapture_nb._names import shown_name
 from jaxcapture_nb._widgets.front_end import module, stylesheet
-from jaxcapture_nb._widgets.patching_static import patching_html
+from jaxcapture_nb._widgets.patching_static import colour_scale, patching_html
 from jaxcapture_nb._widgets.schema_trait import SchemaTrait
 from jaxcapture_nb._widgets.static import with_fallback
 
@@ -79,6 +79,7 @@ def patching_state(results: list[PatchingResult]) -> dict[str, Any]:
         "_positions": ["whole"] if first.positions is None else [str(p) for p in first.positions],
         "_methods": [{"method": r.method, "clean": r.clean, "corrupted": r.corrupted} for r in results],
         "_effects": np.stack([r.effect for r in results]).astype(np.float64).tobytes(),
+        "_scale": colour_scale(results),
         "_readout_labels": [],
         "_readouts": b"",
         "_readout_ends": b"",
@@ -121,6 +122,9 @@ class PatchingView(SchemaTrait, anywidget.AnyWidget):
     _positions = t.List(t.Unicode()).tag(sync=True)  # column labels; ["whole"] where patched whole
     _methods = t.List(t.Dict()).tag(sync=True)  # per result: method, clean, corrupted (metrics)
     _effects = t.Bytes().tag(sync=True)  # float64 [results, sites, positions]: the patched metric
+    _scale = t.Float(1.0).tag(
+        sync=True
+    )  # the recovery at either end of the colour map, as the saved picture has it
     _readout_labels = t.List(t.Unicode()).tag(sync=True)  # [] without a readout
     _readouts = t.Bytes().tag(sync=True)  # float64 [sites, positions, readout values]
     _readout_ends = t.Bytes().tag(sync=True)  # float64 [2, readout values]: clean, corrupted
