@@ -31,6 +31,7 @@ from jaxcapture_nb._modes import (
     with_mode,
 )
 from jaxcapture_nb._names import quoted
+from jaxcapture_nb._widgets.wire import GroupMessage, OptionMessage
 
 Settings = dict[str, dict[str, Any]]  # class label -> option -> value
 
@@ -95,7 +96,7 @@ def labelled(groups: list[ModuleOptions]) -> dict[str, ModuleOptions]:
     return {g.name if counts[g.name] == 1 else f"{g.cls.__module__}.{g.name}": g for g in groups}
 
 
-def group_json(label: str, group: ModuleOptions) -> dict[str, Any]:
+def group_json(label: str, group: ModuleOptions) -> GroupMessage:
     """One class's options as the browser draws its card (JSON: no NaN or Inf)."""
 
     def current(value: Any) -> Any:
@@ -106,11 +107,15 @@ def group_json(label: str, group: ModuleOptions) -> dict[str, Any]:
         "ref": class_ref(group.cls),
         "paths": list(group.paths),
         "options": [
-            {
-                **{f: getattr(o, f) for f in ("name", "kind", "annotation", "doc", "via")},
-                "current": current(o.current),
-                "current_text": repr(o.current),
-            }
+            OptionMessage(
+                name=o.name,
+                kind=o.kind,
+                annotation=o.annotation,
+                doc=o.doc,
+                via=o.via,
+                current=current(o.current),
+                current_text=repr(o.current),
+            )
             for o in group.options
         ],
     }

@@ -4,6 +4,11 @@
 // there are, how they are named and written, and the NaN/Inf kinds with
 // their colours come from the kernel's schema (schema.js), not from here.
 
+import { bytesOf, fmt } from "./common.js";
+import { schemaOf } from "./schema.js";
+import { shownName } from "./names.js";
+/** @typedef {import("./schema.js").NonFiniteEntry} NonFiniteEntry */
+
 /**
  * @typedef {{path: string, name: string, shown_name: string, label: string,
  *   call: number, type: string, shape: number[] | null, dtype: string,
@@ -33,8 +38,9 @@ class CaptureData {
     this.bins = model.get("_bins") || 1;
     this.fillStats = new Float64Array(bytesOf(model.get("_fill_stats")));
     this.fillHists = new Int32Array(bytesOf(model.get("_fill_hists")));
+    /** @type {FillSite[]} */ const filled = model.get("_fill_sites") || [];
     /** Site -> [its row in fillStats and fillHists, its fills]. @type {Map<number, [number, Fill[]]>} */
-    this.fillRows = new Map((model.get("_fill_sites") || []).map((/** @type {any} */ f, /** @type {number} */ k) => [f.site, [k, f.fills]]));
+    this.fillRows = new Map(filled.map((f, k) => [f.site, /** @type {[number, Fill[]]} */ ([k, f.fills])]));
   }
 
   /** Site i's statistic `name`; NaN when the statistics buffer has no such column. @param {number} i @param {string} name */
@@ -145,6 +151,7 @@ const markAt = (marks, k) => (marks.length ? (marks[k >> 2] >> ((k & 3) * 2)) & 
  * end of the array, far from the others, or the values near one limit of the
  * float type, that fill a share of the array.
  * @typedef {{side: string, limit: number, value: number, count: number, exact: boolean}} Fill
+ * @typedef {{site: number, fills: Fill[]}} FillSite a site whose table row leaves its fills out
  */
 
 /**
@@ -154,12 +161,13 @@ const markAt = (marks, k) => (marks.length ? (marks[k >> 2] >> ((k & 3) * 2)) & 
  * the statistics of the values other than them (`rest`).
  * @typedef {{site: number, mode: string, modes: string[], note: string, fills: Fill[],
  *   lo: number | null, hi: number | null, under: number, over: number,
- *   rest: Record<string, number | null> | null, percentiles: number[], hist: Int32Array}} SiteRange
+ *   rest: Record<string, number | null> | null, percentiles: number[]}} RangeMessage
+ * @typedef {RangeMessage & {hist: Int32Array}} SiteRange
  */
 
 /** The kernel's last range answer. @param {any} model @returns {SiteRange} */
 function rangeOf(model) {
-  const answer = model.get("_range") || {};
+  /** @type {Partial<RangeMessage>} */ const answer = model.get("_range") || {};
   return {
     site: answer.site ?? -1,
     mode: answer.mode || "full",

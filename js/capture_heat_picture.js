@@ -5,6 +5,12 @@
 // over each element. Values beyond the colour range, and a fill value left
 // out of it, take colours of their own (MARK_COLOURS), which the key names.
 
+import { bytesOf, fmt, h, sized } from "./common.js";
+import { themeOf, niceTicks, stepTicks, tickText, linearScale, rgbText, colourAt, hoverReadOut } from "./draw.js";
+import { MARK, MARK_COLOURS, markAt } from "./capture_data.js";
+import { schemaOf } from "./schema.js";
+/** @typedef {import("./capture_data.js").CaptureData} CaptureData */
+
 // A small multiple's longer side on screen, in CSS pixels.
 const FACET_SIDE = 96;
 // The colour bar beside the heatmap: the canvas, the bar, the tips for values beyond.
@@ -40,7 +46,7 @@ function heatmapOf(model) {
 /**
  * Puts the layout's heatmap canvas in a frame with its index ticks, and a
  * place for small multiples beside it; once per view.
- * @param {ReturnType<typeof captureLayout>} ui
+ * @param {ReturnType<typeof import("./capture_layout.js").captureLayout>} ui
  */
 function heatFrame(ui) {
   const frame = h("div", "jcnb-heat-frame");
@@ -95,7 +101,7 @@ function paint(canvas, heat, offset, rows, cols, palette, markColours, marked) {
 /**
  * Index ticks left of and under the heatmap: positions along the site's
  * last two axes, where the (possibly sampled) rows and columns show them.
- * @param {ReturnType<typeof captureLayout>} ui @param {HeatFrame} frame @param {number[]} shape the site's
+ * @param {ReturnType<typeof import("./capture_layout.js").captureLayout>} ui @param {HeatFrame} frame @param {number[]} shape the site's
  * @param {number} rows @param {number} cols shown @param {number} w @param {number} hgt the picture's size on screen
  */
 function drawIndexTicks(ui, frame, shape, rows, cols, w, hgt) {
@@ -145,7 +151,7 @@ function drawIndexTicks(ui, frame, shape, rows, cols, w, hgt) {
  * The colour bar beside the heatmap: the values at its ends, round values
  * between them, and a tip in the colour of the values below or above the
  * range at the end they lie beyond, when the picture holds any.
- * @param {ReturnType<typeof captureLayout>} ui @param {number} lo @param {number} hi
+ * @param {ReturnType<typeof import("./capture_layout.js").captureLayout>} ui @param {number} lo @param {number} hi
  * @param {"sequential" | "diverging"} map @param {number} hgt @param {number[]} marked counts per mark
  */
 function drawBar(ui, lo, hi, map, hgt, marked) {
@@ -227,7 +233,7 @@ function facetWithTicks(canvas, rows, cols) {
 /**
  * The small multiples, one labelled picture per position along the facet
  * axis, each with its own read-out and index ticks.
- * @param {ReturnType<typeof captureLayout>} ui @param {HeatFrame} frame @param {CaptureData} data @param {number} selected
+ * @param {ReturnType<typeof import("./capture_layout.js").captureLayout>} ui @param {HeatFrame} frame @param {CaptureData} data @param {number} selected
  * @param {Heatmap} heat @param {number[][]} palette @param {Record<string, number[]>} markColours @param {number[]} marked
  * @returns {number} the height the colour bar takes
  */

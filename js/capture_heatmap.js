@@ -3,6 +3,17 @@
 // drawn with capture_heat_picture.js when the kernel's answer is for the
 // site, with its key.
 
+import { fmt, h, ordinal } from "./common.js";
+import { rgbText, keyItem } from "./draw.js";
+import { MARK, MARK_COLOURS, fillValueText } from "./capture_data.js";
+import { markKeyItem } from "./capture_histogram.js";
+import { paletteOf, paint, drawIndexTicks, drawBar, facetText, drawFacets, MARK_NAMES } from "./capture_heat_picture.js";
+/** @typedef {import("./capture_data.js").CaptureData} CaptureData */
+/** @typedef {import("./capture_data.js").Site} Site */
+/** @typedef {import("./capture_data.js").SiteRange} SiteRange */
+/** @typedef {import("./capture_heat_picture.js").HeatFrame} HeatFrame */
+/** @typedef {import("./capture_heat_picture.js").Heatmap} Heatmap */
+
 // The heatmap's longer side on screen, in CSS pixels.
 const HEAT_SIDE = 240;
 
@@ -21,7 +32,7 @@ function indexProblem(text, size) {
 /**
  * The slice index boxes, one per axis before the last two, and the choice of
  * an axis to draw small multiples along (whose box then has nothing to pick).
- * @param {ReturnType<typeof captureLayout>} ui @param {Site | undefined} s
+ * @param {ReturnType<typeof import("./capture_layout.js").captureLayout>} ui @param {Site | undefined} s
  * @param {number[]} index the kernel's `_slice_index` @param {number} facetAxis -1: none
  */
 function sliceControls(ui, s, index, facetAxis) {
@@ -59,7 +70,7 @@ function sliceControls(ui, s, index, facetAxis) {
   heatControls.append(facetLabel, indexMessage);
 }
 
-/** The axis the small multiples are chosen along, -1 for none. @param {ReturnType<typeof captureLayout>} ui */
+/** The axis the small multiples are chosen along, -1 for none. @param {ReturnType<typeof import("./capture_layout.js").captureLayout>} ui */
 function readFacetAxis(ui) {
   const select = ui.heatControls.querySelector(".jcnb-facet-axis");
   return select instanceof HTMLSelectElement ? Number(select.value) : -1;
@@ -67,7 +78,7 @@ function readFacetAxis(ui) {
 
 /**
  * Reads the index boxes; marks bad ones and says why.
- * @param {ReturnType<typeof captureLayout>} ui
+ * @param {ReturnType<typeof import("./capture_layout.js").captureLayout>} ui
  * @returns {number[] | null} the index, or null while a box is bad
  */
 function readSliceIndex(ui) {
@@ -94,7 +105,7 @@ function axesText(shape, heat) {
   return `${part("rows", n - 2, heat[0])} \u00b7 ${part("columns", n - 1, heat[1])}`;
 }
 
-/** Clears the heatmap's canvases, small multiples and texts. @param {ReturnType<typeof captureLayout>} ui @param {HeatFrame} frame */
+/** Clears the heatmap's canvases, small multiples and texts. @param {ReturnType<typeof import("./capture_layout.js").captureLayout>} ui @param {HeatFrame} frame */
 function clearHeatmap(ui, frame) {
   for (const canvas of [ui.heatCanvas, ui.barCanvas, frame.rowTicks, frame.colTicks]) {
     canvas.width = 0;
@@ -120,7 +131,7 @@ function clearHeatmap(ui, frame) {
  * Draws the heatmap of site `selected` when the kernel's answer is for it:
  * one picture with its index ticks, or small multiples; then the colour bar
  * and the key.
- * @param {ReturnType<typeof captureLayout>} ui @param {HeatFrame} frame @param {CaptureData} data
+ * @param {ReturnType<typeof import("./capture_layout.js").captureLayout>} ui @param {HeatFrame} frame @param {CaptureData} data
  * @param {number} selected @param {Heatmap} heat @param {SiteRange} range the kernel's range answer
  */
 function drawHeatmap(ui, frame, data, selected, heat, range) {

@@ -5,6 +5,14 @@
 // the kernel's, the fill has a bar beside the NaN/Inf ones, and the values
 // below and above the range have bars at the axis's ends.
 
+import { fmt, h, sized } from "./common.js";
+import { themeOf, linearScale, countScale, plotBox, drawAxes, drawBars, rgbText, keyItem } from "./draw.js";
+import { statText } from "./schema.js";
+import { countText, MARK_COLOURS, fillValueText, fillText, percentileText } from "./capture_data.js";
+/** @typedef {import("./capture_data.js").CaptureData} CaptureData */
+/** @typedef {import("./capture_data.js").Fill} Fill */
+/** @typedef {import("./capture_data.js").SiteRange} SiteRange */
+
 // The large histogram: as wide as the details allow, within these bounds.
 const HIST = { minWidth: 300, maxWidth: 560, height: 210 };
 // Room right of the finite bins for one non-finite bar and its gap.
@@ -45,7 +53,7 @@ function withoutFill(data, i, range) {
   if (fills.length) return { value: (key) => data.rowStat(i, key), count: data.rowStat(i, "count"), fills };
   const rest = range && range.site === i && range.fills.length ? range.rest : null;
   if (!rest || !rest.count) return null;
-  return { value: (key) => rest[key] ?? NaN, count: rest.count, fills: range.fills };
+  return { value: (key) => rest[key] ?? NaN, count: rest.count, fills: /** @type {SiteRange} */ (range).fills };
 }
 
 /**
@@ -104,7 +112,7 @@ function axisCaption(data, i, ranged) {
  * not the full one) it draws the kernel's bins, a bar for the fill beside the
  * non-finite ones, and bars of the values below and above the range at the
  * axis's ends.
- * @param {ReturnType<typeof captureLayout>} ui @param {CaptureData} data @param {number} i @param {SiteRange | null} [range]
+ * @param {ReturnType<typeof import("./capture_layout.js").captureLayout>} ui @param {CaptureData} data @param {number} i @param {SiteRange | null} [range]
  * @returns {HistLayout | null} where the parts went, for the read-out; null when nothing was drawn
  */
 function drawHistogram(ui, data, i, range = null) {

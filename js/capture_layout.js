@@ -2,6 +2,10 @@
 // flag, the table, and the details (statistics, histogram, heatmap), empty;
 // the drawing functions fill them.
 
+import { h, siteFilter } from "./common.js";
+import { Tooltip } from "./draw.js";
+import { tableLayout } from "./capture_table.js";
+
 function captureLayout() {
   const root = h("div", "jcnb-root jcnb-themed");
   const tooltip = new Tooltip(root);
@@ -11,7 +15,7 @@ function captureLayout() {
   const title = h("span", "jcnb-title");
   const filter = siteFilter("jcnb-filter");
   header.append(title, filter);
-  const flag = h("button", "jcnb-flag");
+  const flag = /** @type {HTMLButtonElement} */ (h("button", "jcnb-flag"));
   flag.type = "button";
   const table = tableLayout();
 

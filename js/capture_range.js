@@ -4,7 +4,12 @@
 // leaves the fill out (it starts doing so, as the table's row does), and
 // what the kernel says of the range.
 
-/** What each range choice spans, for its title. */
+import { h } from "./common.js";
+import { fillText, percentileText } from "./capture_data.js";
+/** @typedef {import("./capture_data.js").CaptureData} CaptureData */
+/** @typedef {import("./capture_data.js").SiteRange} SiteRange */
+
+/** What each range choice spans, for its title. @type {Record<string, string>} */
 const MODE_TITLES = {
   full: "every finite value: the range the table's statistics describe",
   fill: "the values other than the fill: the histogram counts the fill in a bar of its own and the heatmap marks it",

@@ -4,6 +4,14 @@
 // logits) shows its statistics and sparkline without it, and its "fill
 // excluded" cell names the fill; that column is there only when a site has one.
 
+import { h, sized } from "./common.js";
+import { drawBars } from "./draw.js";
+import { statText } from "./schema.js";
+import { shownName, setName } from "./names.js";
+import { shapeText, countText, fillText } from "./capture_data.js";
+/** @typedef {import("./capture_data.js").CaptureData} CaptureData */
+/** @typedef {import("./capture_data.js").Fill} Fill */
+
 const ROW_HEIGHT = 24;
 const VISIBLE_ROWS = 14;
 const SPARK = { width: 80, height: 18 };
@@ -131,7 +139,7 @@ const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff
 /** How many character cells `text` takes in a monospaced font. @param {string} text */
 function textCells(text) {
   let cells = 0;
-  for (const c of text) cells += WIDE.test(c) || c.codePointAt(0) > 0xffff ? 2 : 1;
+  for (const c of text) cells += WIDE.test(c) || (c.codePointAt(0) ?? 0) > 0xffff ? 2 : 1;
   return cells;
 }
 
@@ -413,6 +421,7 @@ function sortAfterClick(view, key) {
 
 /** The row position a table key moves to from position `at`, or null for other keys. @param {string} key @param {number} at @param {number} n rows */
 function rowAfterKey(key, at, n) {
+  /** @type {Record<string, number>} */
   const moves = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: n - 1, PageDown: at + VISIBLE_ROWS, PageUp: at - VISIBLE_ROWS };
   if (!(key in moves)) return null;
   return Math.min(Math.max(moves[key], 0), n - 1);

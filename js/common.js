@@ -1,7 +1,6 @@
-// Helpers every widget front end uses. Each widget's module is joined with
-// this file in front, so the helpers live once without a build step
-// (anywidget loads a widget as one ES module, which cannot import a sibling
-// file from the wheel); the files after it see what the last line exports.
+// Helpers every widget front end uses: DOM elements, numbers, the site
+// filter and the page's theme. The files that use them import them; the
+// kernel joins each widget's files into one module (front_end.py).
 
 /** The bytes of a binary trait, as an ArrayBuffer. @param {DataView | ArrayBuffer | null} data */
 function bytesOf(data) {

@@ -2,11 +2,14 @@
 // draw, and the shares and scales its histograms are drawn on. Nothing here
 // touches the page.
 
+import { bytesOf } from "./common.js";
+import { schemaOf } from "./schema.js";
+
 /**
  * A site: `site` is its dotted name (what filters and include= match),
  * `label` how the views name it ("dropout (output)"); `same` whether every
  * mode gave it the same values (SiteComparison.same).
- * @typedef {{site: string, label: string, type: string, shapes: (number[] | string | null)[], same?: boolean}} Site
+ * @typedef {{site: string, label: string, type: string, shapes: (number[] | string | null)[], same: boolean}} Site
  */
 
 // The traits a comparison is drawn from; a prefix names them in the panel.

@@ -2,6 +2,14 @@
 // value axis and a share axis, with a read-out of the bin under the pointer
 // and a table of every statistic per mode.
 
+import { fmt, h, sized } from "./common.js";
+import { themeOf, faded, niceTicks, tickText, linearScale, plotBox, drawAxes, hoverReadOut } from "./draw.js";
+import { shownName, setName } from "./names.js";
+import { percent, shareTop, shareScale } from "./compare_data.js";
+import { drawOverlay, modeLabel } from "./compare_table.js";
+/** @typedef {import("./compare_data.js").Comparison} Comparison */
+/** @typedef {import("./draw.js").Tooltip} Tooltip */
+
 const LARGE = { width: 540, height: 240, left: 52, right: 14, top: 10, bottom: 22 };
 const HOVER_HINT = "hover the histogram for a bin's counts";
 

@@ -9,6 +9,14 @@
 // state that only the handlers here change, and drawing functions that take
 // both as arguments: compare_table.js and compare_detail.js.
 
+import { h, siteFilter } from "./common.js";
+import { Tooltip, onThemeChange } from "./draw.js";
+import { shownName } from "./names.js";
+import { COMPARISON_TRAITS, readComparison, shiftNote } from "./compare_data.js";
+import { drawLegend, drawTable, applyFilter } from "./compare_table.js";
+import { drawDetail } from "./compare_detail.js";
+/** @typedef {import("./compare_data.js").Comparison} Comparison */
+
 /**
  * What the reader chose in a comparison: the open site (by name), the scale,
  * the filter and where the table is scrolled.

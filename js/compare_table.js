@@ -8,6 +8,12 @@
 // the widget's width where they can; a site the same in all modes says so
 // once in place of the other modes' numbers.
 
+import { fmt, h, sized, siteMatcher } from "./common.js";
+import { faded } from "./draw.js";
+import { shownName, setName } from "./names.js";
+import { shareTop, shareScale, sameText } from "./compare_data.js";
+/** @typedef {import("./compare_data.js").Comparison} Comparison */
+
 const SPARK = { width: 88, height: 26 };
 // The shift cell's bar, and the cells' padding (compare_view.css sets both).
 const SHIFT_BAR = 20;

@@ -3,6 +3,8 @@
 // tooltip per widget. Widgets lay out their own charts and call these to
 // draw them, so all four read alike and follow the host's theme.
 
+import { h } from "./common.js";
+
 /** The schema's data colours, for drawings made before their element is in the page. */
 const dataColours = { series: "#808080", band: "#808080", median: "#808080" };
 
@@ -82,7 +84,7 @@ function linearScale(d0, d1, r0, r1) {
   const f = (/** @type {number} */ v) => r0 + ((v - d0) / span) * (r1 - r0);
   f.invert = (/** @type {number} */ p) => d0 + ((p - r0) / (r1 - r0 || 1)) * span;
   f.ticks = (/** @type {number} */ count = 5) => niceTicks(Math.min(d0, d1), Math.max(d0, d1), count);
-  f.domain = [d0, d1];
+  f.domain = /** @type {[number, number]} */ ([d0, d1]);
   return f;
 }
 

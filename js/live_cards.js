@@ -3,13 +3,31 @@
 // mean, std, zeros % and NaN/Inf. Cards fill the grid's columns, and their
 // charts are drawn as wide as the card is.
 
+import { h, sized, siteMatcher } from "./common.js";
+import { themeOf, linearScale } from "./draw.js";
+import { setName } from "./names.js";
+import { shownMembers, shownView, windowed, recordedByAny, unionSteps, shownStep, hasRows, nearestIndex } from "./live_state.js";
+import { CARD_W, OVER_H, STEP_AT, lineStepScale, stepLine } from "./live_histograms.js";
+import { drawHeat } from "./live_heat.js";
+import { drawOffset, drawOverlay } from "./live_lines.js";
+import { drawRunBands } from "./live_run_bands.js";
+import { cardTools, showExpanded } from "./live_export.js";
+/** @typedef {import("./live_histograms.js").Drawn} Drawn */
+/** @typedef {import("./live_state.js").Entry} Entry */
+/** @typedef {import("./live_state.js").FirstNonfinite} FirstNonfinite */
+/** @typedef {import("./live_state.js").Group} Group */
+/** @typedef {import("./live_state.js").LiveState} LiveState */
+/** @typedef {import("./live_state.js").Runs} Runs */
+/** @typedef {import("./live_state.js").Series} Series */
+/** @typedef {import("./live_state.js").StatColumns} StatColumns */
+
 const TRACE_H = 30;
 // Room between a card's traces (CSS .jcnb-live-traces gap).
 const TRACE_GAP = 5;
 // The statistics a card traces: the view's choice; their labels and
 // formats are the schema's.
 const TRACES = ["mean", "std", "zero_pct", "nonfinite"];
-/** Each histogram view's drawing function, by the view's name. */
+/** Each histogram view's drawing function, by the view's name. @type {Record<string, typeof drawHeat>} */
 const HISTOGRAM_VIEWS = { heat: drawHeat, offset: drawOffset, overlay: drawOverlay };
 
 /** @typedef {(x: number, y: number) => string | null} ReadOut */
@@ -134,7 +152,7 @@ const HIDDEN_HINT = "every run that recorded this site is hidden: show one in th
  * Draws every card the filter lets through: per site (and, with several
  * runs, per run) its histograms over steps, and the traces, as wide as the
  * card's column.
- * @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {StatColumns} stats
+ * @param {ReturnType<typeof import("./live_layout.js").liveLayout>} ui @param {LiveState} state @param {StatColumns} stats
  * @param {Entry[]} meta the kernel's `_sites` @param {Group[]} groups the cards @param {Runs} runs
  * @param {FirstNonfinite} found @param {Map<HTMLCanvasElement, ReadOut>} readOuts set for each canvas drawn
  */
@@ -152,7 +170,7 @@ function drawCards(ui, state, stats, meta, groups, runs, found, readOuts) {
     showExpanded(card, state.expanded.has(`site ${g}`));
     const title = setName(/** @type {HTMLElement} */ (card.querySelector(".jcnb-live-title")), group.label);
     title.title = title.textContent || "";
-    card.querySelector(".jcnb-live-kind").textContent = group.kind;
+    /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-kind")).textContent = group.kind;
     if (card.hidden) return;
     // Zoomed, the histograms over steps show the steps of the zoom only.
     const members = shownMembers(group, meta, state.rows.sites, runs)
@@ -193,7 +211,7 @@ function drawCards(ui, state, stats, meta, groups, runs, found, readOuts) {
 /**
  * A card's histograms: the view in use per run, one above the other on the
  * card's step axis, or the runs' bands overlaid in one chart.
- * @param {HTMLElement} card @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {StatColumns} stats
+ * @param {HTMLElement} card @param {ReturnType<typeof import("./live_layout.js").liveLayout>} ui @param {LiveState} state @param {StatColumns} stats
  * @param {Member[]} members @param {Runs} runs
  * @param {{axis: number[], shown: number | null, found: FirstNonfinite, theme: ReturnType<typeof themeOf>, width: number}} at
  * @param {Map<HTMLCanvasElement, ReadOut>} readOuts
@@ -201,7 +219,8 @@ function drawCards(ui, state, stats, meta, groups, runs, found, readOuts) {
 function drawPanels(card, ui, state, stats, members, runs, at, readOuts) {
   const { axis, shown, found, theme, width } = at;
   const log = ui.countLog.checked;
-  const bands = runs.several && state.view === "bands";
+  const view = shownView(state.view, runs);
+  const bands = view === "bands";
   const panels = panelsOf(card, bands ? 1 : members.length, ui.hover);
   const grow = card.classList.contains("jcnb-expanded") ? 2 : 1; // an expanded card's charts are twice as tall
   const marksOf = (/** @type {Member} */ m) => {
@@ -219,7 +238,7 @@ function drawPanels(card, ui, state, stats, members, runs, at, readOuts) {
     const drawn = drawRunBands(sized(canvas, width, frame.h), members, stats, theme, { marked, shown }, frame);
     return finishCanvas(canvas, drawn, axis.length, "bands", readOuts);
   }
-  const drawView = HISTOGRAM_VIEWS[state.view] || HISTOGRAM_VIEWS.heat;
+  const drawView = HISTOGRAM_VIEWS[view] || HISTOGRAM_VIEWS.heat;
   members.forEach((m, j) => {
     const { canvas, label } = panels[j];
     label.hidden = !runs.several;
@@ -231,9 +250,9 @@ function drawPanels(card, ui, state, stats, members, runs, at, readOuts) {
     // only their lines, in the text colours: no run's colour reads as
     // another's band.
     const look = runs.several ? { ...theme, series: m.colour, band: theme.fg2, median: theme.fg } : theme;
-    const frame = { w: width, h: height, stepAxis: state.view === "heat" ? axis : m.s.steps, layers: state.layers, several: runs.several };
+    const frame = { w: width, h: height, stepAxis: view === "heat" ? axis : m.s.steps, layers: state.layers, several: runs.several };
     const drawn = drawView(sized(canvas, width, height), m.s, stats, look, marksOf(m), log, frame);
-    finishCanvas(canvas, drawn, m.s.steps.length, state.view, readOuts);
+    finishCanvas(canvas, drawn, m.s.steps.length, view, readOuts);
   });
 }
 

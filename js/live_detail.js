@@ -5,11 +5,25 @@
 // histogram is a line in its colour. It opens in the grid, under the row of
 // the card it shows, across every column.
 
+import { h } from "./common.js";
+import { themeOf } from "./draw.js";
+import { shownName, setName } from "./names.js";
+import { shownMembers, unionSteps, shownStep, nearestIndex } from "./live_state.js";
+import { cardsOf } from "./live_cards.js";
+import { drawStepHistogram, drawStepHistograms } from "./live_step_histogram.js";
+/** @typedef {import("./live_state.js").Entry} Entry */
+/** @typedef {import("./live_state.js").FirstNonfinite} FirstNonfinite */
+/** @typedef {import("./live_state.js").Group} Group */
+/** @typedef {import("./live_state.js").LiveState} LiveState */
+/** @typedef {import("./live_state.js").Runs} Runs */
+/** @typedef {import("./live_state.js").StatColumns} StatColumns */
+/** @typedef {import("./live_cards.js").Member} Member */
+
 /**
  * Shows the selected card's shown step: the site's histogram and
  * statistics, or with several runs each run's at its nearest recorded
  * step; hides the detail when no card with rows is selected.
- * @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {StatColumns} stats
+ * @param {ReturnType<typeof import("./live_layout.js").liveLayout>} ui @param {LiveState} state @param {StatColumns} stats
  * @param {Entry[]} meta the kernel's `_sites` @param {Group[]} groups the cards @param {Runs} runs
  * @param {FirstNonfinite} found
  * @param {Map<HTMLCanvasElement, (x: number, y: number) => string | null>} readOuts set for the histogram
@@ -29,7 +43,7 @@ function drawDetail(ui, state, stats, meta, groups, runs, found, readOuts) {
   placeDetail(ui, cardsOf(ui.grid)[state.selected]);
   const steps = unionSteps(members);
   const last = steps.length - 1;
-  const k = nearestIndex(steps, shownStep(state, steps));
+  const k = nearestIndex(steps, /** @type {number} */ (shownStep(state, steps)));
   const step = steps[k];
   const flagged = found && members.find((m) => m.index === found.site);
   const rows = members.map((m) => ({ m, k: nearestIndex(m.s.steps, step) }));
@@ -96,7 +110,7 @@ function drawNumbers(numbers, r, stats) {
  * Puts the detail in the grid after the last card of the row that holds
  * `card`, so it opens under that card across every column. A card the
  * filter hides has no row: the detail goes after every card.
- * @param {ReturnType<typeof liveLayout>} ui @param {HTMLElement | undefined} card
+ * @param {ReturnType<typeof import("./live_layout.js").liveLayout>} ui @param {HTMLElement | undefined} card
  */
 function placeDetail(ui, card) {
   const { grid, detail } = ui;

@@ -2,6 +2,10 @@
 // the browser holds for a site (its statistics per step) or a scalar (its
 // value per step), for every run the legend shows, as CSV or JSON.
 
+import { h } from "./common.js";
+/** @typedef {import("./live_state.js").Series} Series */
+/** @typedef {import("./live_state.js").StatColumns} StatColumns */
+
 /**
  * @typedef {{columns: string[], rows: (string | number)[][]}} Table
  * one row per run and recorded step: the run's name (empty for a view of

@@ -6,6 +6,15 @@
 // column: a run of every step is many rows a pixel, and their zigzag would
 // read as noise.
 
+import { faded, stepTicks, linearScale, countScale, plotBox, drawAxes, themeOf } from "./draw.js";
+import { nearestIndex } from "./live_state.js";
+import { OVER_H, columnScale, tickList, valueRange, binRange, binAt, binText, percentileText, stepLine, nonfiniteText, markNonfinite } from "./live_histograms.js";
+/** @typedef {import("./live_histograms.js").Drawn} Drawn */
+/** @typedef {import("./live_histograms.js").Frame} Frame */
+/** @typedef {import("./live_histograms.js").Marks} Marks */
+/** @typedef {import("./live_state.js").Series} Series */
+/** @typedef {import("./live_state.js").StatColumns} StatColumns */
+
 /**
  * @typedef {{bands: number[][], fill: boolean, median: boolean, extremes: boolean}} BandLook
  * the bands drawn, (low, high, opacity) each; whether they are shaded (else
@@ -101,6 +110,7 @@ function drawColumns(ctx, s, stats, look) {
  * @returns {number[][][]}
  */
 function pointRuns(s, x, cs) {
+  /** @type {number[][][]} */
   const runs = [];
   /** @type {number[][]} */ let run = [];
   /** @type {number[] | null} */ let sum = null; // x, then each column, over the pixel's rows

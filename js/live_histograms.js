@@ -5,6 +5,13 @@
 // context it is given and returns its ticks and the read-out under the
 // pointer, so the caller decides where both go.
 
+import { fmt, ordinal } from "./common.js";
+import { faded, tickText, linearScale, countScale, themeOf } from "./draw.js";
+import { statText } from "./schema.js";
+/** @typedef {import("./live_state.js").Layers} Layers */
+/** @typedef {import("./live_state.js").Series} Series */
+/** @typedef {import("./live_state.js").StatColumns} StatColumns */
+
 // A card's chart: its width when the card is not laid out yet (the grid's
 // narrowest column), and its height.
 const CARD_W = 320;
@@ -74,6 +81,7 @@ const tickList = (ticks, text = tickText) => ticks.map(text).join(" ");
  * finite value: a row of only NaN/Inf has a placeholder range, which must
  * not stretch the axis of the others.
  * @param {Series} s @param {StatColumns} stats
+ * @returns {[number, number] | null}
  */
 function valueRange(s, stats) {
   const { col } = stats;

@@ -2,8 +2,19 @@
 // shows, the view switch's state, and in the heat view the toggles of its
 // layers, each marked as it is drawn.
 
+import { h, ordinal } from "./common.js";
+import { themeOf, faded, keyItem } from "./draw.js";
+import { shownView } from "./live_state.js";
+import { runBand } from "./live_run_bands.js";
+/** @typedef {import("./live_state.js").FirstNonfinite} FirstNonfinite */
+/** @typedef {import("./live_state.js").LiveState} LiveState */
+/** @typedef {import("./live_state.js").Layers} Layers */
+/** @typedef {import("./live_state.js").Runs} Runs */
+/** @typedef {import("./live_state.js").StatColumns} StatColumns */
+
 // "bands" is offered only with several runs.
 const VIEWS = ["heat", "offset", "overlay", "bands"];
+/** @type {Record<string, string>} */
 const VIEW_KEYS = {
   heat: "heat: a column per recorded step, stronger where more values are",
   offset: "one histogram per recorded step; later steps in front",
@@ -11,6 +22,7 @@ const VIEW_KEYS = {
   bands: "per run, the median and a shaded percentile band over steps",
 };
 // The layers of the heat view a reader turns on and off (LiveState.layers), in the key's order.
+/** @type {(keyof Layers)[]} */
 const LAYERS = ["heat", "bands", "median", "extremes"];
 
 /**
@@ -18,14 +30,13 @@ const LAYERS = ["heat", "bands", "median", "extremes"];
  * In the heat view each of its layers is a toggle in the key, marked as it
  * is drawn. With several runs the legend gives the runs' colours, and the
  * key the view's marks in the text colours they are drawn in.
- * @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {StatColumns} stats
+ * @param {ReturnType<typeof import("./live_layout.js").liveLayout>} ui @param {LiveState} state @param {StatColumns} stats
  * @param {Runs} runs @param {FirstNonfinite} found
  */
 function drawKey(ui, state, stats, runs, found) {
   const { percentiles, schema } = stats;
   const { root, viewSwitch } = ui;
-  if (state.view === "bands" && !runs.several) state.view = "heat";
-  const view = state.view;
+  const view = shownView(state.view, runs);
   const theme = themeOf(root);
   const look = runs.several ? { ...theme, series: theme.fg2, band: theme.fg2, median: theme.fg } : theme;
   const items = [];
@@ -34,6 +45,7 @@ function drawKey(ui, state, stats, runs, found) {
   if (view === "heat") {
     const bandNames = schema.bands.map(([low, high]) => `${ordinal(low)}–${ordinal(high)}`).join(", ");
     const filled = !state.layers.heat && !runs.several;
+    /** @type {Record<keyof Layers, string[]>} */
     const layerText = {
       heat: [look.series, "swatch", VIEW_KEYS.heat],
       bands: [look.band, filled ? "swatch" : "line", `${bandNames} percentile bands${filled || schema.bands.length < 2 ? "" : ", widest dashed"}`],
@@ -41,12 +53,14 @@ function drawKey(ui, state, stats, runs, found) {
       extremes: [look.band, "dotted", `${ordinal(percentiles[0])} / ${ordinal(percentiles[percentiles.length - 1])} percentile (min, max)`],
     };
     for (const toggle of ui.layerBox.children) {
-      const name = /** @type {HTMLElement} */ (toggle).dataset.layer || "";
+      const name = /** @type {keyof Layers} */ (/** @type {HTMLElement} */ (toggle).dataset.layer);
       const [colour, mark, text] = layerText[name];
       const box = /** @type {HTMLInputElement} */ (toggle.children[0]);
       box.checked = state.layers[name];
       const swatch = /** @type {HTMLElement} */ (toggle.children[1]);
-      swatch.className = { swatch: "jcnb-key-swatch", line: "jcnb-key-line" }[mark] || `jcnb-key-line jcnb-key-${mark}`;
+      /** @type {Record<string, string>} */
+      const classes = { swatch: "jcnb-key-swatch", line: "jcnb-key-line" };
+      swatch.className = classes[mark] || `jcnb-key-line jcnb-key-${mark}`;
       swatch.style.background = mark === "swatch" ? (name === "bands" ? faded(colour, 0.5) : colour) : "";
       swatch.style.borderTopColor = mark === "swatch" ? "" : colour;
       toggle.children[2].textContent = text;

@@ -2,6 +2,18 @@
 // cards, the histogram tools and site cards, the one-step detail), and the
 // header's progress line and first-NaN/Inf flag.
 
+import { h, siteFilter } from "./common.js";
+import { Tooltip, hoverReadOut } from "./draw.js";
+import { shownName, setName, counted } from "./names.js";
+import { hasRows } from "./live_state.js";
+import { VIEWS, LAYERS } from "./live_key.js";
+import { DEFAULT_SMOOTHING, X_AXES } from "./live_scalars.js";
+/** @typedef {import("./live_state.js").LiveProgress} LiveProgress */
+/** @typedef {import("./live_state.js").Entry} Entry */
+/** @typedef {import("./live_state.js").FirstNonfinite} FirstNonfinite */
+/** @typedef {import("./live_state.js").LiveState} LiveState */
+/** @typedef {import("./live_state.js").Runs} Runs */
+
 /**
  * Builds the view's elements, empty; the drawing functions fill them.
  * @param {Map<HTMLCanvasElement, (x: number, y: number) => string | null>} readOuts what the pointer reads over each canvas
@@ -200,12 +212,13 @@ function drawLegend(ui, runs) {
 /**
  * The header: steps run, rate and ETA (or that the first step is still
  * compiling), and the flag that opens the first NaN/Inf.
- * @param {LiveLayout} ui @param {LiveState} state @param {any} progress the kernel's `_progress`
+ * @param {LiveLayout} ui @param {LiveState} state @param {Partial<LiveProgress> | null} progress the kernel's `_progress`
  * @param {Entry[]} meta the kernel's `_sites` @param {Entry[]} scalars the kernel's `_scalars`
  * @param {Runs} runs @param {FirstNonfinite} found
  */
 function drawProgress(ui, state, progress, meta, scalars, runs, found) {
   const { root, waiting, flag } = ui;
+  /** @type {Partial<LiveProgress>} */
   const p = progress || {};
   const compiling = !p.done && !hasRows(state.rows);
   root.dataset.compiling = String(compiling);
@@ -247,17 +260,17 @@ function drawProgress(ui, state, progress, meta, scalars, runs, found) {
   root.dataset.done = p.done ? "true" : "false";
 }
 
-/** "120 / 300 steps · 41.5 steps/s · ETA 4 s · 60 recorded". @param {any} p the kernel's `_progress` */
+/** "120 / 300 steps · 41.5 steps/s · ETA 4 s · 60 recorded". @param {Partial<LiveProgress>} p the kernel's `_progress` */
 function oneRunProgress(p) {
   const parts = [p.total ? `${p.seen ?? 0} / ${counted(p.total, "step")}` : counted(p.seen ?? 0, "step")];
-  if (p.rate > 0) parts.push(`${p.rate} steps/s`);
+  if ((p.rate ?? 0) > 0) parts.push(`${p.rate} steps/s`);
   if (p.eta != null && !p.done) parts.push(`ETA ${p.eta < 90 ? `${Math.round(p.eta)} s` : `${Math.round(p.eta / 60)} min`}`);
   parts.push(`${p.recorded ?? 0} recorded`);
   if (p.done) parts.push(p.ended || "done");
   return parts.join(" · ");
 }
 
-/** "2 runs · lr=0.1: 300 steps, done · lr=0.01: 120 steps, running". @param {any} p the kernel's `_progress` @param {Runs} runs */
+/** "2 runs · lr=0.1: 300 steps, done · lr=0.01: 120 steps, running". @param {Partial<LiveProgress>} p the kernel's `_progress` @param {Runs} runs */
 function runsProgress(p, runs) {
   const each = (p.runs || []).map((r, run) => `${runs.names[run]}: ${counted(r.seen, "step")}, ${r.done ? r.ended || "done" : "running"}`);
   return [counted(runs.names.length, "run"), ...each].join(" · ");

@@ -2,6 +2,14 @@
 // them: offset (one histogram per recorded step down a step axis) and
 // overlay (every step's histogram on one count axis).
 
+import { stepTicks, linearScale, countScale, plotBox, drawAxes, themeOf } from "./draw.js";
+import { lineRows, countTicks, tickList, valueRange, drawable, binAt, binText, nonfiniteText, histogramPath } from "./live_histograms.js";
+/** @typedef {import("./live_histograms.js").Drawn} Drawn */
+/** @typedef {import("./live_histograms.js").Frame} Frame */
+/** @typedef {import("./live_histograms.js").Marks} Marks */
+/** @typedef {import("./live_state.js").Series} Series */
+/** @typedef {import("./live_state.js").StatColumns} StatColumns */
+
 /**
  * TensorBoard's offset view: one histogram line per recorded step, each
  * on its own baseline down the step axis, later steps in front.

@@ -1,6 +1,17 @@
 // LiveView's bands view of several runs: per run, its median and middle
 // percentile band over steps, in the run's colour, overlaid on one chart.
 
+import { fmt, ordinal } from "./common.js";
+import { stepTicks, linearScale, plotBox, drawAxes, themeOf } from "./draw.js";
+import { nearestIndex } from "./live_state.js";
+import { lineStepScale, tickList, valueRange, stepLine } from "./live_histograms.js";
+import { drawBands } from "./live_heat.js";
+import { schemaOf } from "./schema.js";
+/** @typedef {import("./live_histograms.js").Drawn} Drawn */
+/** @typedef {import("./live_histograms.js").Frame} Frame */
+/** @typedef {import("./live_state.js").Series} Series */
+/** @typedef {import("./live_state.js").StatColumns} StatColumns */
+
 /**
  * The bands view of several runs: per run, the middle percentile band of
  * the schema shaded and the median as a line, in the run's colour, on one

@@ -2,6 +2,18 @@
 // in a view of several runs; the raw values faint and TensorBoard's
 // smoothing solid, on a linear or log value axis.
 
+import { fmt, h, sized } from "./common.js";
+import { themeOf, niceTicks, stepTicks, tickText, linearScale, logScale, plotBox, drawAxes } from "./draw.js";
+import { setName } from "./names.js";
+import { groupsOf, shownMembers, recordedByAny, hasRows, nearestIndex } from "./live_state.js";
+import { STEP_AT, lineStepScale, tickList, stepLine } from "./live_histograms.js";
+import { cardTools, showExpanded } from "./live_export.js";
+/** @typedef {import("./live_state.js").Entry} Entry */
+/** @typedef {import("./live_state.js").FirstNonfinite} FirstNonfinite */
+/** @typedef {import("./live_state.js").LiveState} LiveState */
+/** @typedef {import("./live_state.js").Runs} Runs */
+/** @typedef {import("./live_state.js").Series} Series */
+
 // What the horizontal axis of the scalar charts counts, as TensorBoard offers:
 // steps, seconds since the run's first value, or the time of day.
 const X_AXES = { step: "step", relative: "relative time", wall: "wall time" };
@@ -215,7 +227,7 @@ function markNonfiniteValues(ctx, box, steps, values, x, theme) {
 /**
  * Draws every scalar's card, one per name with a line per run, with the
  * smoothing and scale the tools set.
- * @param {ReturnType<typeof liveLayout>} ui @param {LiveState} state @param {Entry[]} entries the kernel's `_scalars`
+ * @param {ReturnType<typeof import("./live_layout.js").liveLayout>} ui @param {LiveState} state @param {Entry[]} entries the kernel's `_scalars`
  * @param {Runs} runs @param {FirstNonfinite} found
  * @param {Map<HTMLCanvasElement, (x: number, y: number) => string | null>} readOuts set for each chart drawn
  */
@@ -247,10 +259,10 @@ function drawScalars(ui, state, entries, runs, found, readOuts) {
     const look = { log: scalarLog.checked, robust: ui.outliers.checked, marked, width, height, range: state.stepRange, xAxis: ui.xAxis.value };
     const { lines, readOut } = drawScalar(canvas, members, theme, Number(smoothing.value), look);
     readOuts.set(canvas, readOut);
-    setName(card.querySelector(".jcnb-live-title"), group.label);
+    setName(/** @type {HTMLElement} */ (card.querySelector(".jcnb-live-title")), group.label);
     // The latest value lives in the title, never on the chart, where it
     // would read as the top of the axis.
-    card.querySelector(".jcnb-live-latest").textContent = latestText(lines, recordedByAny(group, state.rows.scalars));
+    /** @type {HTMLElement} */ (card.querySelector(".jcnb-live-latest")).textContent = latestText(lines, recordedByAny(group, state.rows.scalars));
   });
 }
 

@@ -3,6 +3,10 @@
 // pinned step, the histogram view). The drawing files read it; only
 // live_view.js's event handlers change it.
 
+import { bytesOf } from "./common.js";
+import { statText, schemaOf } from "./schema.js";
+import { themeOf } from "./draw.js";
+
 /** The rows a site holds in the browser. */
 class Series {
   constructor() {
@@ -67,7 +71,7 @@ function liveState(rows) {
 }
 
 /**
- * @typedef {{label: string, kind?: string, run?: number}} Entry a site or scalar as the kernel lists it
+ * @typedef {{label: string, kind?: string, run: number}} Entry a site or scalar as the kernel lists it (wire.LiveEntry)
  * @typedef {{label: string, kind: string, members: number[]}} Group
  * what one card or chart shows: the entries of every run that share a label (and kind), in run order
  */
@@ -79,7 +83,9 @@ function liveState(rows) {
  */
 function groupsOf(entries) {
   /** @type {Group[]} */
+  /** @type {Group[]} */
   const groups = [];
+  /** @type {Map<string, Group>} */
   const open = new Map();
   entries.forEach((entry, i) => {
     const key = `${entry.kind ?? ""}\u0000${entry.label}`;
@@ -115,6 +121,16 @@ function runsOf(names, schema, state, theme) {
 }
 
 /** @typedef {ReturnType<typeof runsOf>} Runs */
+
+/**
+ * The histogram view drawn for the reader's choice `view`: the bands view
+ * needs several runs, and the heat view stands in for it without them. The
+ * choice itself is kept, for when more runs arrive.
+ * @param {string} view @param {Runs} runs
+ */
+function shownView(view, runs) {
+  return view === "bands" && !runs.several ? "heat" : view;
+}
 
 /**
  * A group's entries that the legend shows, each with its rows, run and colour.
@@ -202,10 +218,27 @@ function statColumns(columns, schema) {
 /** @typedef {ReturnType<typeof statColumns>} StatColumns */
 
 /**
+ * The kernel's `_progress` (jaxcapture_nb/_widgets/wire.py's LiveProgress):
+ * how far the runs are, and their first NaN or Inf.
+ * @typedef {{site: any, step: number, run: number}} NonfiniteAt
+ * @typedef {{seen: number, recorded: number, done: boolean, ended: string, nonfinite: NonfiniteAt | null}} RunProgress
+ * @typedef {{nonfinite_site: number | null, nonfinite_scalar: number | null, seen: number, recorded: number,
+ *   rate: number, total: number | null, eta: number | null, nonfinite: NonfiniteAt | null, done: boolean,
+ *   ended: string, runs: RunProgress[], beat?: number, silence?: number}} LiveProgress
+ */
+
+/**
+ * One `_update` (jaxcapture_nb/_widgets/wire.py's LiveUpdate): the rows
+ * recorded since the last, as binary buffers.
+ * @typedef {{seq: number, base: boolean, index: DataView, steps: DataView, stats: DataView,
+ *   hists: DataView, scalar_index: DataView, scalar_rows: DataView}} LiveUpdate
+ */
+
+/**
  * Applies one `_update` to the rows: a base update starts over, a delta
  * rewrites each series' last rows and appends new ones. An update already
  * applied is skipped.
- * @param {LiveRows} rows @param {any} update @param {number} bins @param {number} width columns per row
+ * @param {LiveRows} rows @param {LiveUpdate} update @param {number} bins @param {number} width columns per row
  */
 function applyUpdate(rows, update, bins, width) {
   const seq = update.seq;
@@ -262,10 +295,11 @@ const hasRows = (rows) => rows.sites.some((s) => s.steps.length) || rows.scalars
  * logged scalar such as a loss that overflowed, the scalar; the other is
  * -1), the step the kernel flagged, its row (or the first recorded row
  * after it, if that step was thinned out) and the last finite step before it.
- * @param {LiveRows} rows @param {any} progress the kernel's `_progress` @param {StatColumns} stats
+ * @param {LiveRows} rows @param {Partial<LiveProgress> | null} progress the kernel's `_progress` @param {StatColumns} stats
  * @returns {{site: number, scalar: number, step: number, row: number, lastFinite: number | null} | null}
  */
 function firstNonfinite(rows, progress, stats) {
+  /** @type {Partial<LiveProgress>} */
   const p = progress || {};
   const site = p.nonfinite_site ?? -1;
   const scalar = p.nonfinite_scalar ?? -1;
@@ -290,4 +324,4 @@ function nearestIndex(steps, step) {
   return best;
 }
 
-export { Series, liveRows, liveState, groupsOf, runsOf, shownMembers, windowed, recordedByAny, unionSteps, shownStep, statColumns, applyUpdate, hasRows, firstNonfinite, nearestIndex };
+export { Series, liveRows, liveState, groupsOf, runsOf, shownView, shownMembers, windowed, recordedByAny, unionSteps, shownStep, statColumns, applyUpdate, hasRows, firstNonfinite, nearestIndex };

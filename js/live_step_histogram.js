@@ -4,6 +4,14 @@
 // (as CaptureView draws them), with its exact count. With several runs each
 // run's histogram is a line in its colour, and each kind has a bar per run.
 
+import { fmt, sized } from "./common.js";
+import { linearScale, countScale, plotBox, drawAxes, drawBars, rgbText, themeOf } from "./draw.js";
+import { statText } from "./schema.js";
+import { countTicks, tickList, drawable, binAt, binText, histogramPath } from "./live_histograms.js";
+/** @typedef {import("./live_cards.js").Member} Member */
+/** @typedef {import("./live_state.js").Series} Series */
+/** @typedef {import("./live_state.js").StatColumns} StatColumns */
+
 // The value axis's part of the canvas, as wide as the detail has room for
 // beside its statistics; the NaN/Inf bars widen the canvas.
 const DETAIL_W = { min: 360, max: 680, numbers: 340 };

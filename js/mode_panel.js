@@ -4,13 +4,20 @@
 // only edits `_values` (and `_against`, what Compare compares with); the
 // kernel checks them, builds the view, and answers with `_values` as the view
 // is (also after refusing a change), `_code`, `_error` and a new `_revision`.
-// The comparison is drawn by compare_draw.js, joined in front of this file,
-// from the `_compare_*` traits. Plain ES module, no build step. Every string
+// The comparison is drawn by compare_draw.js from the `_compare_*` traits. Plain ES module, no build step. Every string
 // from user code is set with textContent, never parsed as HTML.
 //
 // The panel is the elements of mode_panel_layout.js, the controls that
 // mode_panel_controls.js draws into its cards, and a small state (those
 // controls); only the handlers here change it or write to the model.
+
+import { schemaOf, applyColours } from "./schema.js";
+import { freshChoices, mountComparison } from "./compare_draw.js";
+import { panelLayout, STATUS_TRAITS, drawStatus } from "./mode_panel_layout.js";
+import { parseField, drawGroups, showValues } from "./mode_panel_controls.js";
+/** @typedef {import("./compare_draw.js").Choices} Choices */
+/** @typedef {import("./mode_panel_controls.js").Control} Control */
+/** @typedef {import("./mode_panel_controls.js").Values} Values */
 
 /**
  * What the reader left in each panel on this page, by the panel's id

@@ -5,6 +5,9 @@
 // value is written in them and what a text field's text means. The entry's
 // handlers find a control by its input or its clear button.
 
+import { h } from "./common.js";
+import { panelLayout } from "./mode_panel_layout.js";
+
 /**
  * @typedef {{name: string, kind: string, annotation: string, doc: string,
  *   via: string, current: any, current_text: string}} Option

@@ -3,6 +3,8 @@
 // the place of the comparison Compare made, empty; drawStatus fills them with
 // what the kernel says. The cards are mode_panel_controls.js's.
 
+import { h } from "./common.js";
+
 /** The toolbar's buttons: the action each sends to the kernel, its label and its tip. */
 const ACTIONS = [
   ["train", "Train", "What Module.train() sets: deterministic=False, use_running_average=False"],

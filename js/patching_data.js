@@ -1,8 +1,11 @@
 // PatchingView's numbers, read once from the widget's traits: each result's
 // patched metric and recovery per site and position, and the readouts.
 
+import { bytesOf } from "./common.js";
+
 /**
- * @typedef {{ method: string, clean: number, corrupted: number, effect: Float64Array, recovery: Float64Array }} PatchResult
+ * @typedef {{ method: string, clean: number, corrupted: number }} PatchMethod one entry of `_methods`
+ * @typedef {PatchMethod & { effect: Float64Array, recovery: Float64Array }} PatchResult
  * @typedef {{ sites: string[], positions: string[], results: PatchResult[], scale: number,
  *   labels: string[], readouts: Float64Array, ends: Float64Array }} PatchData
  */
@@ -13,7 +16,8 @@ function patchingData(model) {
   /** @type {string[]} */ const positions = model.get("_positions") || [];
   const cells = sites.length * positions.length;
   const effects = new Float64Array(bytesOf(model.get("_effects")));
-  const results = (model.get("_methods") || []).map((/** @type {any} */ m, /** @type {number} */ r) => {
+  /** @type {PatchMethod[]} */ const methods = model.get("_methods") || [];
+  const results = methods.map((m, r) => {
     const effect = effects.subarray(r * cells, (r + 1) * cells);
     const span = m.clean - m.corrupted;
     const recovery = Float64Array.from(effect, (v) => (span ? (v - m.corrupted) / span : NaN));

@@ -2,6 +2,12 @@
 // the corrupted run's (and the estimate's, where there is one), and, where
 // the sweep kept a readout, the three runs' readouts as grouped bars.
 
+import { fmt, h, sized } from "./common.js";
+import { themeOf, niceTicks, linearScale, plotBox, drawAxes, rgbText, colourAt, keyItem } from "./draw.js";
+import { setName } from "./names.js";
+import { readoutAt } from "./patching_data.js";
+/** @typedef {import("./patching_data.js").PatchData} PatchData */
+
 /**
  * The runs' colours: the clean and the corrupted run's are the ends of the
  * heatmap's map, the patched run's a teal unlike either, in both themes.

@@ -3,6 +3,11 @@
 // run, 1: the clean run), with the site names at the left and the
 // positions over the top.
 
+import { sized } from "./common.js";
+import { themeOf, rgbText, colourAt, drawColourBar } from "./draw.js";
+/** @typedef {import("./patching_data.js").PatchData} PatchData */
+/** @typedef {import("./patching_data.js").PatchResult} PatchResult */
+
 const ROW_H = 18;
 const HEAD_H = 18;
 const MAX_LABEL = 260;

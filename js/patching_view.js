@@ -5,6 +5,15 @@
 // `selected` traits; only the handlers here change them. Plain ES module,
 // no build step.
 
+import { fmt, h } from "./common.js";
+import { Tooltip, hoverReadOut, onThemeChange } from "./draw.js";
+import { schemaOf, applyColours } from "./schema.js";
+import { shownName } from "./names.js";
+import { patchingData, shownResults } from "./patching_data.js";
+import { drawHeatmap, cellAt, drawScale } from "./patching_heatmap.js";
+import { drawDetail } from "./patching_detail.js";
+/** @typedef {import("./patching_data.js").PatchData} PatchData */
+
 /** A cell's read-out: its site, position, and every result's recovery and metric. @param {PatchData} data @param {number} s @param {number} p */
 function cellText(data, s, p) {
   const cell = s * data.positions.length + p;

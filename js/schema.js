@@ -4,6 +4,9 @@
 // heatmap's NaN/Inf colour indices. Views take these from here rather than
 // keep copies, so a statistic added in Python shows in every view.
 
+import { fmt, followPageTheme } from "./common.js";
+import { useDataColours } from "./draw.js";
+
 /**
  * @typedef {{ key: string, label: string, header: string, format: string, column: boolean, compact: boolean }} StatEntry
  * @typedef {{ key: string, label: string, index: number, rgb: number[] }} NonFiniteEntry

@@ -14,6 +14,13 @@ fi
 .venv/bin/ruff format --check jaxcapture_nb tests benchmarks
 .venv/bin/mypy  # configured in pyproject.toml: the package, and the recorders against _protocols
 
+# The front end's JSDoc types and imports, checked by TypeScript (its version is in package.json).
+if ! command -v npm >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+fi
+npm ci --no-audit --no-fund --loglevel=error
+npx --no-install tsc -p jsconfig.json
+
 # Both runs go on when the other fails; their closing pytest lines are repeated
 # at the end, and the exit status is non-zero when either failed.
 mkdir -p test-artifacts

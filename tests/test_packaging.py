@@ -37,12 +37,21 @@ def test_the_wheel_ships_the_widget_front_end(tmp_path):
 
 
 def test_the_front_end_needs_nothing_a_host_may_lack():
-    """VS Code, Colab and marimo load the same modules: no host API, no import, no parsed HTML."""
+    """VS Code, Colab and marimo load the same modules: no host API, no import, no parsed HTML.
+
+    The files import only one another, and the modules the widgets ship, those files joined,
+    import nothing.
+    """
     for path in sorted((ROOT / "js").glob("*.js")):
         text = path.read_text()
         for host_only in ("@jupyterlab", "jupyterapp", "require(", "innerHTML", "insertAdjacentHTML"):
             assert host_only not in text, (path.name, host_only)
-        assert not any(line.startswith("import ") for line in text.splitlines()), path.name
+        lines = [line for line in text.splitlines() if line.startswith("import ")]
+        siblings = front_end.imports(text)
+        assert len(siblings) == len(lines), path.name
+        assert all((ROOT / "js" / file).exists() for file, _ in siblings), path.name
+    for entry in ("capture_view.js", "live_view.js", "compare_view.js", "mode_panel.js", "patching_view.js"):
+        assert "\nimport " not in front_end.module(entry), entry
     for path in sorted((ROOT / "js").glob("*.css")):
         # A host variable always comes with a fallback: hosts define JupyterLab's or VS Code's, or none.
         bare = re.findall(r"var\(--(?:jp|vscode)-[\w-]+\)", path.read_text())
@@ -95,21 +104,29 @@ def test_a_file_sees_only_what_the_files_before_it_export(tmp_path):
         "undefined",
     ]
     # The day one widget loads capture_view.js beside compare_draw.js: both keep a private SPARK.
-    both = front_end.module("capture_view.js", extra=("compare_draw.js",))
+    files = dict.fromkeys(
+        [*front_end.joined_files("compare_draw.js"), *front_end.joined_files("capture_view.js")]
+    )
+    both = front_end.scoped([(file, front_end.asset(file).read_text()) for file in files])
     assert _node_load(tmp_path, both, "typeof m.default.render") == "function"
     with pytest.raises(ValueError, match="both export 'shown'"):
         front_end.scoped([("a.js", shared), ("b.js", shared), ("entry.js", entry)])
     with pytest.raises(ValueError, match="needs exactly one"):
         front_end.scoped([("a.js", "const x = 1;\n"), ("entry.js", entry)])
+    importer = 'import { shown, hidden } from "./shared.js";\nexport default { shown };\n'
+    with pytest.raises(ValueError, match=r"imports \['hidden'\] from shared.js"):
+        front_end.scoped([("shared.js", shared), ("entry.js", importer)])
+    with pytest.raises(ValueError, match=r"imports \['shown', 'hidden'\] from shared.js"):
+        front_end.scoped([("entry.js", importer)])
 
 
 def test_every_front_end_file_is_in_a_widget_module():
-    """A new file left out of front_end._PARTS would ship and never load."""
+    """A new file no widget imports would ship and never load."""
     sources = [
         front_end.module("capture_view.js"),
         front_end.module("live_view.js"),
-        front_end.module("compare_view.js", extra=("compare_draw.js",)),
-        front_end.module("mode_panel.js", extra=("compare_draw.js",)),
+        front_end.module("compare_view.js"),
+        front_end.module("mode_panel.js"),
         front_end.module("patching_view.js"),
     ]
     joined = {

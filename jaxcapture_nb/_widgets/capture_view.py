@@ -6,18 +6,17 @@ import dataclasses
 import math
 from typing import Any
 
-import anywidget
 import traitlets as t
 
 from jaxcapture_nb._records import Record, flat_stats, format_table
 from jaxcapture_nb._schema import capture_columns
 from jaxcapture_nb._widgets import payload
+from jaxcapture_nb._widgets.base import FrontEndWidget
 from jaxcapture_nb._widgets.fills import Fill
-from jaxcapture_nb._widgets.front_end import module, stylesheet
-from jaxcapture_nb._widgets.schema_trait import SchemaTrait
 from jaxcapture_nb._widgets.site_fills import fill_rows, find_site_fills
 from jaxcapture_nb._widgets.site_range import SiteRange, SiteRanges
-from jaxcapture_nb._widgets.static import static_html, with_fallback
+from jaxcapture_nb._widgets.static import static_html
+from jaxcapture_nb._widgets.wire import FillSite
 
 
 def _no_heatmap(record: Record) -> str:
@@ -39,7 +38,7 @@ def _site_stats(record: Record) -> dict[str, float]:
     return flat_stats(summary)
 
 
-class CaptureView(SchemaTrait, anywidget.AnyWidget):
+class CaptureView(FrontEndWidget, entry="capture_view.js", css="capture_view.css"):
     """Every sowed value of a capture: sortable, filterable, with histograms.
 
     Selecting a row shows its histogram and, for arrays with two or more
@@ -56,9 +55,6 @@ class CaptureView(SchemaTrait, anywidget.AnyWidget):
     Args:
       capture: the :class:`~jaxcapture_nb.Capture` to show.
     """
-
-    _esm = module("capture_view.js")
-    _css = stylesheet("capture_view.css")
 
     _sites = t.List().tag(sync=True)
     _stats = t.Bytes().tag(sync=True)
@@ -110,16 +106,14 @@ class CaptureView(SchemaTrait, anywidget.AnyWidget):
         hists = payload.hist_table(summaries, capture.bins)
         filled, fill_stats, fill_hists = fill_rows(found, stats, columns, capture.bins)
         self._fills = {i: found[i] for i in filled}  # the rows that leave a fill out
-        rows = payload.site_rows(records, summaries)
-        for row, same in zip(rows, payload.same_values(records, stats, hists), strict=True):
-            row["same_as"] = same
+        rows = payload.site_rows(records, summaries, payload.same_values(records, stats, hists))
         super().__init__(
             _sites=rows,
             _stats=stats.tobytes(),
             _hists=hists.tobytes(),
             _bins=capture.bins,
             _stat_columns=list(columns),
-            _fill_sites=[{"site": i, "fills": [f.as_json() for f in found[i].fills]} for i in filled],
+            _fill_sites=[FillSite(site=i, fills=[f.as_json() for f in found[i].fills]) for i in filled],
             _fill_stats=fill_stats.tobytes(),
             _fill_hists=fill_hists.tobytes(),
             _first_nonfinite=payload.first_nonfinite(stats),
@@ -189,8 +183,5 @@ class CaptureView(SchemaTrait, anywidget.AnyWidget):
     def __repr__(self) -> str:
         return format_table(self._records, empty=self._empty)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        return with_fallback(
-            bundle, format_table(self._records, empty=self._empty), static_html(self._records, self._fills)
-        )
+    def _saved_view(self) -> tuple[str, str]:
+        return format_table(self._records, empty=self._empty), static_html(self._records, self._fills)

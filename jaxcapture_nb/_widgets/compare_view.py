@@ -18,15 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import anywidget
 import numpy as np
 import traitlets as t
 
 from jaxcapture_nb._schema import MODE_COLOURS, compare_columns
+from jaxcapture_nb._widgets.base import FrontEndWidget
 from jaxcapture_nb._widgets.compare_static import comparison_html
-from jaxcapture_nb._widgets.front_end import module, stylesheet
-from jaxcapture_nb._widgets.schema_trait import SchemaTrait
-from jaxcapture_nb._widgets.static import with_fallback
 
 if TYPE_CHECKING:  # the comparison is only read here: no import of the code that makes it
     from jaxcapture_nb._compare import Comparison
@@ -133,7 +130,7 @@ def comparison_state(comparison: Comparison | None, prefix: str = "") -> dict[st
     return {prefix + name: value for name, value in state.items()}
 
 
-class CompareView(SchemaTrait, comparison_traits(), anywidget.AnyWidget):
+class CompareView(FrontEndWidget, comparison_traits(), entry="compare_view.js", css="compare_view.css"):
     """Sites sorted by how far their distribution moves between modes.
 
     Each row shows the site's shift, the modes' histograms overlaid, and
@@ -156,9 +153,6 @@ class CompareView(SchemaTrait, comparison_traits(), anywidget.AnyWidget):
       (['train', 'eval'], True)
     """
 
-    _esm = module("compare_view.js", extra=("compare_draw.js",))
-    _css = stylesheet("compare_view.css")
-
     def __init__(self, comparison: Comparison, **kwargs: Any):
         self._comparison = comparison
         super().__init__(**comparison_state(comparison), **kwargs)
@@ -166,6 +160,5 @@ class CompareView(SchemaTrait, comparison_traits(), anywidget.AnyWidget):
     def __repr__(self) -> str:
         return self._comparison.table()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        return with_fallback(bundle, self._comparison.table(), comparison_html(self._comparison))
+    def _saved_view(self) -> tuple[str, str]:
+        return self._comparison.table(), comparison_html(self._comparison)

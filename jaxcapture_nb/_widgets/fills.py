@@ -49,6 +49,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcapture_nb._summary import Summary, stats_dtype
+from jaxcapture_nb._widgets.wire import FillMessage
 
 # A value counts as near its type's limit from finfo(dtype).max / NEAR_LIMIT:
 # -2.38e38 (0.7 of float32's) and -3.39e38 (bfloat16's) are, no activation is.
@@ -84,9 +85,15 @@ class Fill:
     count: int
     exact: bool
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> FillMessage:
         """What the front end reads of it."""
-        return dataclasses.asdict(self)
+        return {
+            "side": self.side,
+            "limit": self.limit,
+            "value": self.value,
+            "count": self.count,
+            "exact": self.exact,
+        }
 
 
 class Ends(NamedTuple):

@@ -21,16 +21,14 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import anywidget
 import numpy as np
 import traitlets as t
 
 from jaxcapture_nb._run import Run
 from jaxcapture_nb._stream import Stream, kind_label
-from jaxcapture_nb._widgets.front_end import module, stylesheet
+from jaxcapture_nb._widgets.base import FrontEndWidget
 from jaxcapture_nb._widgets.live_static import live_html, live_text, runs_html
-from jaxcapture_nb._widgets.schema_trait import SchemaTrait
-from jaxcapture_nb._widgets.static import with_fallback
+from jaxcapture_nb._widgets.wire import LiveEntry, LiveProgress, LiveUpdate, RunProgress
 
 # While the browser may still be loading the module, updates replace
 # everything, so one missed in that window loses nothing.
@@ -48,16 +46,8 @@ def _walls(rows: tuple[np.ndarray, ...]) -> np.ndarray:
     return rows[3] if len(rows) > 3 and rows[3] is not None else np.full(len(rows[0]), np.nan)
 
 
-def _update_message(seq: int, base: bool, blocks: list, scalar_blocks: list) -> dict[str, Any]:
-    """The ``_update`` dict of :class:`LiveView`, from ``_new_rows`` blocks of sites and scalars.
-
-    Keys: ``seq``, the update's number; ``base``, whether it replaces all
-    rows; ``index``, int32 (site, rows to drop, rows to add) per block;
-    ``steps``, float64 per row; ``stats``, float32 ``_stat_columns`` per row;
-    ``hists``, int32 bins per row; ``scalar_index``, as ``index`` for the
-    scalars; ``scalar_rows``, float64 (step, value, wall time) triples, the
-    wall time in seconds since the epoch (NaN where not known).
-    """
+def _update_message(seq: int, base: bool, blocks: list, scalar_blocks: list) -> LiveUpdate:
+    """The ``_update`` of :class:`LiveView` (see :class:`~jaxcapture_nb._widgets.wire.LiveUpdate`), from ``_new_rows`` blocks of sites and scalars."""
 
     def index(blocks: list) -> bytes:
         return np.array([(i, drop, len(rows[0])) for i, drop, rows in blocks], np.int32).tobytes()
@@ -77,7 +67,7 @@ def _update_message(seq: int, base: bool, blocks: list, scalar_blocks: list) -> 
     }
 
 
-class LiveView(SchemaTrait, anywidget.AnyWidget):
+class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
     """Histograms over steps, percentile bands and scalar charts of one run or several.
 
     Made and fed by :func:`~jaxcapture_nb.watch`, :func:`~jaxcapture_nb.open_run`
@@ -96,15 +86,12 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
       stream: the first run's history.
     """
 
-    _esm = module("live_view.js")
-    _css = stylesheet("live_view.css")
-
     _runs = t.List(t.Unicode()).tag(sync=True)  # run names; empty for a view of one run
-    _sites = t.List(t.Dict()).tag(sync=True)  # {label, kind, run}
-    _scalars = t.List(t.Dict()).tag(sync=True)  # {label, run}
+    _sites = t.List(t.Dict()).tag(sync=True)  # wire.LiveEntry, with kind
+    _scalars = t.List(t.Dict()).tag(sync=True)  # wire.LiveEntry
     _bins = t.Int(0).tag(sync=True)
     _stat_columns = t.List(t.Unicode()).tag(sync=True)  # the stream's columns (RowLayout)
-    _update = t.Dict().tag(sync=True)  # see _update_message
+    _update = t.Dict().tag(sync=True)  # wire.LiveUpdate
     _progress = t.Dict().tag(sync=True)
 
     def __init__(
@@ -153,11 +140,15 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
         with self.hold_sync():
             if len(self._site_order) != len(self._sites):
                 sites = self._in_order(self._site_order, "series")
-                self._sites = [{"label": s.label, "kind": kind_label(s.kind), "run": run} for run, s in sites]
+                site_entries: list[LiveEntry] = [
+                    {"label": s.label, "kind": kind_label(s.kind), "run": run} for run, s in sites
+                ]
+                self._sites = site_entries
             if len(self._scalar_order) != len(self._scalars):
-                self._scalars = [
+                scalar_entries: list[LiveEntry] = [
                     {"label": s.label, "run": run} for run, s in self._in_order(self._scalar_order, "scalars")
                 ]
+                self._scalars = scalar_entries
             self._update = _update_message(self._update["seq"] + 1, base, blocks, scalar_blocks)
             self._progress = progress
 
@@ -190,7 +181,7 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
             s.mark_read(self)
         return blocks
 
-    def _progress_now(self, final: bool) -> dict[str, Any]:
+    def _progress_now(self, final: bool) -> LiveProgress:
         runs = [self._run_progress(k, run.stream, final) for k, run in enumerate(self.runs)]
         seen = max(p["seen"] for p in runs)
         pace = self.stream.pace
@@ -200,7 +191,7 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
             ((p["nonfinite"]["step"], run) for run, p in enumerate(runs) if p["nonfinite"]), default=None
         )
         found = runs[first[1]]["nonfinite"] if first else None
-        return {
+        progress: LiveProgress = {
             # Which of ``_sites`` (or ``_scalars``) it is, so the view opens that one.
             "nonfinite_site": self._index_of(self._site_order, first, "series"),
             "nonfinite_scalar": self._index_of(self._scalar_order, first, "scalars"),
@@ -213,18 +204,15 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
             "done": all(p["done"] for p in runs),
             "ended": runs[0]["ended"],
             "runs": runs if len(runs) > 1 else [],
-            **self._beat(runs),
         }
-
-    def _beat(self, runs: list[dict[str, Any]]) -> dict[str, Any]:
-        """The beat of a view whose run a thread publishes (see BEAT_SECONDS); nothing otherwise."""
-        beating = any(run.stream.beating for run in self.runs) and not all(p["done"] for p in runs)
-        if not beating:
-            return {}
-        return {"beat": int(time.time() / BEAT_SECONDS), "silence": SILENCE_SECONDS}
+        # The beat of a view whose run a thread publishes (see BEAT_SECONDS).
+        if any(run.stream.beating for run in self.runs) and not progress["done"]:
+            progress["beat"] = int(time.time() / BEAT_SECONDS)
+            progress["silence"] = SILENCE_SECONDS
+        return progress
 
     @staticmethod
-    def _run_progress(run: int, stream: Stream, final: bool) -> dict[str, Any]:
+    def _run_progress(run: int, stream: Stream, final: bool) -> RunProgress:
         """One run's steps seen and recorded, whether and how it has ended, and its first NaN/Inf."""
         found = stream.first_nonfinite
         return {
@@ -284,11 +272,9 @@ class LiveView(SchemaTrait, anywidget.AnyWidget):
             return live_text(self.stream)
         return "\n\n".join(f"run {run.name}:\n{live_text(run.stream)}" for run in self.runs)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
-        bundle = super()._repr_mimebundle_(**kwargs)
+    def _saved_view(self) -> tuple[str, str]:
         text = self._text()
-        html = live_html(self.stream) if len(self.runs) == 1 else runs_html(self.runs, text)
-        return with_fallback(bundle, text, html)
+        return text, live_html(self.stream) if len(self.runs) == 1 else runs_html(self.runs, text)
 
 
 def _runs_shown(runs: Stream | Mapping[str, Stream] | Sequence[Run]) -> list[Run]:

@@ -28,26 +28,28 @@ from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
-import anywidget
 import traitlets as t
 
 from jaxcapture_nb._compare import Comparison, compare_modes
 from jaxcapture_nb._modes import ModeError
 from jaxcapture_nb._modes_settings import ViewSettings, as_json, view_label
 from jaxcapture_nb._names import shown_name
+from jaxcapture_nb._widgets.base import FrontEndWidget
 from jaxcapture_nb._widgets.compare_static import comparison_html
 from jaxcapture_nb._widgets.compare_view import comparison_state, comparison_traits
-from jaxcapture_nb._widgets.front_end import module, stylesheet
 from jaxcapture_nb._widgets.mode_static import OptionRow, compared_note, panel_html, panel_text
-from jaxcapture_nb._widgets.schema_trait import SchemaTrait
-from jaxcapture_nb._widgets.static import with_fallback
 
 # What Compare can put the current view against, when the panel runs the
 # comparison on inputs=: the model as it is, or its train and eval presets.
 AGAINST = ("model", "presets")
 
 
-class ModePanel(SchemaTrait, comparison_traits("_compare"), anywidget.AnyWidget):
+class ModePanel(
+    FrontEndWidget,
+    comparison_traits("_compare"),
+    entry="mode_panel.js",
+    css=("compare_view.css", "mode_panel.css"),
+):
     """Train/eval switches for an NNX model, and what switching them changes.
 
     Made by :func:`mode_panel`. One widget: the switches, the Flax code of
@@ -60,9 +62,6 @@ class ModePanel(SchemaTrait, comparison_traits("_compare"), anywidget.AnyWidget)
       original: the model, never changed by the panel.
       comparison: what the compare function last returned (None before).
     """
-
-    _esm = module("mode_panel.js", extra=("compare_draw.js",))
-    _css = stylesheet("mode_panel.css", extra=("compare_view.css",))
 
     # Every trait is written by the kernel except _values and _against.
     _groups = t.List(t.Dict()).tag(sync=True)
@@ -392,15 +391,14 @@ class ModePanel(SchemaTrait, comparison_traits("_compare"), anywidget.AnyWidget)
         title = f"ModePanel of {shown_name(type(self.original).__name__)}"
         return render(title, self._linen, self._rows(), self._code, self.error, compared)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
-        return with_fallback(
-            super()._repr_mimebundle_(**kwargs),
+    def _saved_view(self) -> tuple[str, str]:
+        return (
             self._static(panel_text, self._compared_picture(html=False)),
             self._static(panel_html, self._compared_picture(html=True)),
         )
 
     def _output(self) -> tuple[dict, dict] | None:
-        """The panel's mime bundle; None once it is closed (ipywidgets then sets ``_repr_mimebundle_`` to None)."""
+        """The panel's mime bundle; None once it is closed (ipywidgets 8's ``Widget.close`` then sets ``_repr_mimebundle_`` to None)."""
         mimebundle = self._repr_mimebundle_
         return mimebundle() if callable(mimebundle) else None
 

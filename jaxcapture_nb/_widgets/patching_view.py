@@ -18,15 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import anywidget
 import numpy as np
 import traitlets as t
 
 from jaxcapture_nb._names import shown_name
-from jaxcapture_nb._widgets.front_end import module, stylesheet
+from jaxcapture_nb._widgets.base import FrontEndWidget
 from jaxcapture_nb._widgets.patching_static import colour_scale, patching_html
-from jaxcapture_nb._widgets.schema_trait import SchemaTrait
-from jaxcapture_nb._widgets.static import with_fallback
+from jaxcapture_nb._widgets.wire import PatchMethod
 
 if TYPE_CHECKING:  # the result is only read here
     from jaxcapture_nb._sweep import PatchingResult
@@ -77,7 +75,7 @@ def patching_state(results: list[PatchingResult]) -> dict[str, Any]:
     state: dict[str, Any] = {
         "_sites": [shown_name(site) for site in first.sites],
         "_positions": ["whole"] if first.positions is None else [str(p) for p in first.positions],
-        "_methods": [{"method": r.method, "clean": r.clean, "corrupted": r.corrupted} for r in results],
+        "_methods": [PatchMethod(method=r.method, clean=r.clean, corrupted=r.corrupted) for r in results],
         "_effects": np.stack([r.effect for r in results]).astype(np.float64).tobytes(),
         "_scale": colour_scale(results),
         "_readout_labels": [],
@@ -92,7 +90,7 @@ def patching_state(results: list[PatchingResult]) -> dict[str, Any]:
     return state
 
 
-class PatchingView(SchemaTrait, anywidget.AnyWidget):
+class PatchingView(FrontEndWidget, entry="patching_view.js", css="patching_view.css"):
     """A patching sweep as a heatmap of the recovery by site (rows, in model order) and position (columns).
 
     Hovering a cell reads out its site, position, recovery and metric;
@@ -114,9 +112,6 @@ class PatchingView(SchemaTrait, anywidget.AnyWidget):
       >>> view.shown, view.selected, repr(view) == exact.table()
       ('exact', [], True)
     """
-
-    _esm = module("patching_view.js")
-    _css = stylesheet("patching_view.css")
 
     _sites = t.List(t.Unicode()).tag(sync=True)  # shown names, model order
     _positions = t.List(t.Unicode()).tag(sync=True)  # column labels; ["whole"] where patched whole
@@ -150,6 +145,5 @@ class PatchingView(SchemaTrait, anywidget.AnyWidget):
     def __repr__(self) -> str:
         return "\n\n".join(r.table() for r in self._results)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        return with_fallback(bundle, repr(self), patching_html(self._results))
+    def _saved_view(self) -> tuple[str, str]:
+        return repr(self), patching_html(self._results)

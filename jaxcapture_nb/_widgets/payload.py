@@ -32,6 +32,7 @@ from jaxcapture_nb._records import Record, flat_stats, is_call_output, site_labe
 from jaxcapture_nb._schema import COLOURS, NAN_INDEX, NEGINF_INDEX, POSINF_INDEX, type_name
 from jaxcapture_nb._summary import Summary, stats_dtype
 from jaxcapture_nb._widgets.value_range import Fill, marks, packed
+from jaxcapture_nb._widgets.wire import CaptureSite
 
 # Column order of the stats buffer as the schema had it at import, for code
 # that reads a buffer; the widget sends capture_columns() as it is when made.
@@ -79,13 +80,16 @@ def empty_note(record: Record) -> str:
     return f"empty (shape {tuple(record.shape or ())})"
 
 
-def site_rows(records: Sequence[Record], summaries: Sequence[Summary | None]) -> list[dict[str, Any]]:
+def site_rows(
+    records: Sequence[Record], summaries: Sequence[Summary | None], same: Sequence[int]
+) -> list[CaptureSite]:
     """The text of each row: names and shapes, never numbers to plot.
 
     An empty array's row has no statistics and no value to draw; its note says so.
+    ``same`` is each row's :func:`same_values`.
     """
-    rows = []
-    for r, s in zip(records, summaries, strict=True):
+    rows: list[CaptureSite] = []
+    for r, s, same_as in zip(records, summaries, same, strict=True):
         note = (s.reason or s.note) if s is not None else f"{type(r.value).__name__}, not an array"
         empty = is_empty(r)
         if empty:
@@ -103,6 +107,7 @@ def site_rows(records: Sequence[Record], summaries: Sequence[Summary | None]) ->
                 "note": "; ".join(filter(None, (note, split_note(r.value)))),
                 "has_stats": s is not None and s.reason is None and not empty,
                 "has_value": r.value is not None and r.shape is not None and len(r.shape) >= 2 and not empty,
+                "same_as": same_as,
             }
         )
     return rows

@@ -16,6 +16,7 @@ from typing import Any
 from jaxcapture_nb._widgets.fills import Fill, near_limit
 from jaxcapture_nb._widgets.site_fills import SiteFill
 from jaxcapture_nb._widgets.value_range import ROBUST_PERCENTILES, Ranged, compute_range, local_array
+from jaxcapture_nb._widgets.wire import RangeMessage
 
 # The ranges a view may ask for: the values' own, without a fill, robust.
 MODES = ("full", "fill", "robust")
@@ -43,7 +44,7 @@ class SiteRange:
     ranged: Ranged | None = None
     rest: dict[str, float] | None = None
 
-    def as_json(self, site: int) -> dict[str, Any]:
+    def as_json(self, site: int) -> RangeMessage:
         """What the front end reads of it (the histogram travels apart, as bytes); NaN is null."""
         ranged = self.ranged
         return {
