@@ -85,7 +85,9 @@ def index_careful(v: jax.Array, u: jax.Array, lo: jax.Array, scale: jax.Array, b
 
 # Below this magnitude the squares of an array's values, and of their
 # deviations from the mean, would fall among the subnormals, and on a CPU to
-# zero: about a quarter of the float type's exponent range below 1.
+# zero (JAX flushes subnormals to zero there by design:
+# https://github.com/jax-ml/jax/issues/16200): about a quarter of the float
+# type's exponent range below 1.
 TINY = {np.dtype(np.float32): np.float32(2.0**-32), np.dtype(np.float64): np.float64(2.0**-256)}
 
 

@@ -146,7 +146,12 @@ def compile_and_keep(
 
 
 def _compiled(lowered: Any, options: dict[str, Any]) -> Any:
-    """``lowered`` compiled with the ``options`` this XLA knows (JAX 0.12 dropped some CPU options)."""
+    """``lowered`` compiled with the ``options`` this XLA knows.
+
+    jaxlib 0.12.0.1 refuses ``xla_cpu_use_fusion_emitters`` ("No such
+    compile option"), a field its XLA's DebugOptions now reserves; jaxlib
+    0.10.2 takes it.
+    """
     while options:
         try:
             return lowered.compile(compiler_options=options)

@@ -7,7 +7,10 @@ widget whenever the output has one, but a reopened notebook's widget is
 gone with the kernel that made it, so JupyterLab and Notebook 7 then show
 "Error displaying widget: model not found" (or, with widget state saved in
 the file and no kernel, "Loading widget..." for good) rather than the
-picture beside it.
+picture beside it: both texts come from jupyterlab_widgets 3.0.17's
+``WidgetRenderer.renderModel``, and
+https://github.com/jupyter-widgets/ipywidgets/issues/3823 reports the
+first for JupyterLab 4 and Notebook 7.
 
 So when JupyterLab or Notebook 7 saves a notebook, this extension leaves
 the widget entry out of the saved outputs of this package's views, which

@@ -235,7 +235,9 @@ def used_quick_program(key: tuple[Any, ...]) -> None:
 # a table of 60 values on a CPU) and runs some milliseconds slower (24 ms
 # instead of 2), until the optimized build that its second use starts
 # replaces it. Neither setting reorders arithmetic, so both builds make the
-# careful program's rows, bit for bit.
+# careful program's rows, bit for bit. jaxlib 0.12.0.1 no longer knows
+# ``xla_cpu_use_fusion_emitters`` (0.10.2 does); ``_program_cache`` then
+# compiles without it.
 QUICK_COMPILE = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
 
 

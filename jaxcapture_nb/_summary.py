@@ -329,7 +329,8 @@ def _summarize_floats(v: jax.Array, bins: int) -> tuple[jax.Array, jax.Array]:
         *(v, lo, hi, lo_edge, hi_edge, total, squares),
     )
     # The careful pass also follows the fast one when an array of subnormal
-    # values (and zeros) reads as all-zero on a CPU: only the fast pass's
+    # values (and zeros) reads as all-zero on a CPU, which flushes them
+    # (https://github.com/jax-ml/jax/issues/16200): only the fast pass's
     # count of exact zeros, taken from the bits, tells. Placed here rather
     # than in the first cond, it appears once in the compiled program.
     flushed = (found.lo == 0) & (found.hi == 0) & (found.slots[bins + ZERO] < v.size)

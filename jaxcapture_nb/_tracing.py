@@ -6,9 +6,9 @@ find the trace a sow runs in and what made it (``jit``, a loop body, a
 take a value sowed under ``grad`` or ``vmap`` out to the trace around it,
 and check that a tracer made by an enclosing trace (a step's number) may be
 used where a sow runs now; summaries tell traced arrays from computed ones.
-``jax._src`` is the only private JAX this needs; :data:`ASSUMPTIONS` tries
-it, and ``flax_internals.check()`` runs these probes with the Flax ones
-before the first capture.
+``jax._src`` is the only private JAX this needs (each use as JAX 0.10.0 to
+0.12.0.1 have it); :data:`ASSUMPTIONS` tries it, and ``flax_internals.check()``
+runs these probes with the Flax ones before the first capture.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _trace_stack() -> list[Any]:
 
     jax/_src/core.py: ``trace_ctx.trace`` is the innermost running trace, and
     ``unsafe_get_trace_stack`` follows its ``parent_trace`` links outwards; a
-    tracer's ``_trace`` is the trace that made it.
+    tracer's ``_trace`` is the trace that made it (JAX 0.10.0 to 0.12.0.1).
     """
     return _jax_core.unsafe_get_trace_stack(_jax_core.trace_ctx.trace)
 
@@ -82,8 +82,9 @@ def is_evaluation(trace: Any) -> bool:
     return parent_of(trace) is None
 
 
-# What made a staged trace (jax/_src/api_util.py ``DebugInfo.traced_for``):
-# the words of loops and branches, whose outputs must keep their inputs' structure.
+# What made a staged trace (jax/_src/api_util.py ``DebugInfo.traced_for``, JAX
+# 0.10.0 to 0.12.0.1): the words of loops and branches, whose outputs must keep
+# their inputs' structure.
 LOOPS = ("scan", "while_loop", "fori_loop", "while")
 BRANCHES = ("cond", "switch")
 
@@ -91,8 +92,9 @@ BRANCHES = ("cond", "switch")
 def traced_for(trace: Any) -> str | None:
     """What a staged trace is tracing for (``"jit"``, ``"scan"``, ``"cond"``, ``"checkpoint / remat"``...), else None.
 
-    jax/_src/interpreters/partial_eval.py: ``DynamicJaxprTrace.frame.debug_info``.
-    ``grad`` and ``vmap`` run in traces that stage nothing and have none.
+    jax/_src/interpreters/partial_eval.py: ``DynamicJaxprTrace.frame.debug_info``
+    (JAX 0.10.0 to 0.12.0.1). ``grad`` and ``vmap`` run in traces that
+    stage nothing and have none.
     """
     info = getattr(getattr(trace, "frame", None), "debug_info", None)
     return getattr(info, "traced_for", None)
@@ -130,10 +132,11 @@ def reflattening_outputs() -> bool:
     """Whether the pytree being flattened is the output a compiled call just rebuilt, flattened again by JAX.
 
     jax/_src/interpreters/pxla.py: after a call's first run, JAX rebuilds
-    its outputs and flattens them again (``reflatten_outputs_for_dispatch``)
-    to learn the structure its fast path rebuilds later outputs with; an
-    output that then flattens to another structure makes that fast path
-    fail. A few frames up from a node's flatten function is that function.
+    its outputs and flattens them again (``reflatten_outputs_for_dispatch``,
+    called from jax/_src/pjit.py; JAX 0.10.0 to 0.12.0.1) to learn the
+    structure its fast path rebuilds later outputs with; an output that
+    then flattens to another structure makes that fast path fail. A few
+    frames up from a node's flatten function is that function.
     """
     frame = sys._getframe(1)
     for _ in range(4):

@@ -18,7 +18,8 @@ thread summarizes the tables of the recorded steps whose rows the history
 keeps (the others are replaced by the next step before anyone reads them,
 and only their flags are read), fetches the rows of the steps the device
 has finished, and refreshes the :class:`LiveView`. Hosts that do not show
-widget updates sent from another thread (Google Colab) get the same
+widget updates sent from another thread (Google Colab:
+https://github.com/googlecolab/colabtools/issues/3373) get the same
 refresh from the loop's own thread instead, at ``w.log``/``w.update`` and
 after each watched call, no more often.
 
@@ -83,8 +84,10 @@ def _stop_running() -> None:
 
 # How often the displayed output is sent again while the loop runs, so that a
 # notebook saved mid-run keeps a recent picture (its text/html). JupyterLab
-# draws the widget anew for each such update and keeps the old view alive, so
-# the wait doubles after each one, up to the longest.
+# draws the widget anew for each such update and keeps the old view alive
+# (JupyterLab 4.6.6's OutputArea hands the update to the widget renderer's
+# ``renderModel``, which in jupyterlab_widgets 3.0.17 adds a new view and
+# removes none), so the wait doubles after each one, up to the longest.
 SAVED_OUTPUT_SECONDS = 5.0
 SAVED_OUTPUT_MAX_SECONDS = 300.0
 
@@ -94,7 +97,7 @@ def publishing_thread(publish: str) -> str:
 
     ``"auto"`` chooses the loop's own thread where the host does not show
     widget updates sent from other threads: Google Colab renders none of
-    them until the cell ends.
+    them (https://github.com/googlecolab/colabtools/issues/3373).
 
     Args:
       publish: ``"auto"``, ``"thread"`` or ``"loop"``, as ``watch(publish=)`` takes it.

@@ -15,12 +15,12 @@ keeps its items in attributes named by their index, ``nnx.view_info``
 prints ``set_view``'s arguments in a fixed layout, and a frozen Linen
 module still takes an attribute set through ``object.__setattr__``. None
 of this is promised by Flax, so each use lives here with the Flax source
-it relies on, and :func:`check` tries every one on tiny modules the first
-time a capture starts: an upgrade that changes one fails with an error
-naming it, the installed Flax and the releases this package was tested
-with, instead of recording nothing or the wrong thing. A Flax whose
-``sow`` no longer goes through ``__captures__`` at all (a functional
-``sow``) is named as such.
+it relies on (each as Flax 0.12.6 to 0.12.12 have it), and :func:`check`
+tries every one on tiny modules the first time a capture starts: an
+upgrade that changes one fails with an error naming it, the installed
+Flax and the releases this package was tested with, instead of recording
+nothing or the wrong thing. A Flax whose ``sow`` no longer goes through
+``__captures__`` at all (a functional ``sow``) is named as such.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from flax import nnx
 from jaxcapture_nb import _tracing
 
 # The Flax releases the package is tested with, per Python version (Flax 0.12.9 and
-# later need Python 3.12): pyproject.toml's requirement, its environment marker, and
-# the releases in words. pyproject.toml declares the same.
+# later declare Requires-Python >=3.12): pyproject.toml's requirement, its environment
+# marker, and the releases in words. pyproject.toml declares the same.
 FLAX_RANGES = (
     ("flax>=0.12.6,<0.12.9", "python_version < '3.12'", "0.12.6 to 0.12.8"),
     ("flax>=0.12.9,<0.12.13", "python_version >= '3.12'", "0.12.9 to 0.12.12"),
@@ -49,12 +49,13 @@ FLAX_RANGES = (
 # The range for the running Python.
 FLAX_REQUIREMENT, _, TESTED_FLAX = FLAX_RANGES[sys.version_info >= (3, 12)]
 
-# flax/nnx/module.py, Module.sow and Module.perturb: a module with this
-# attribute (``hasattr``) stores sowed and perturbed values into it instead
-# of into Variables of its own.
+# flax/nnx/module.py, Module.sow and Module.perturb (Flax 0.12.6 to 0.12.12):
+# a module with this attribute (``hasattr``) stores sowed and perturbed values
+# into it instead of into Variables of its own.
 CAPTURES = "__captures__"
-# flax/nnx/pytreelib.py: Flax's own bookkeeping attributes of a Pytree, and
-# the mapping of a module's attribute names to whether each is data.
+# flax/nnx/pytreelib.py (Flax 0.12.6 to 0.12.12): Flax's own bookkeeping
+# attributes of a Pytree, and the mapping of a module's attribute names to
+# whether each is data.
 _PYTREE_PREFIX = "_pytree__"
 _NODES = "_pytree__nodes"
 
@@ -85,7 +86,8 @@ def site_key(module: nnx.Module) -> Any:
     attribute like any other, so ``split``/``merge``, graph-mode and
     tree-mode flattening put the same object into the copies. A module
     gets its own mapping the first time an attribute is set on it (Flax
-    makes a new one with ``update``); until then it shares its class's.
+    makes a new one with ``update`` in ``Pytree._setattr``); until then it
+    shares its class's. The same in Flax 0.12.6 to 0.12.12.
     """
     return vars(module).get(_NODES)
 
@@ -109,11 +111,12 @@ def fresh_site_key(module: nnx.Module) -> Any:
 def mark_data(key: Any, attribute: str) -> None:
     """Marks ``attribute`` as data in a module's mapping, in place: every copy that holds the mapping sees it.
 
-    flax/typing.py: ``HashableMapping`` keeps its entries in ``_mapping``.
-    A module whose mapping marks an attribute it does not have is
-    flattened as before (Flax reads the attributes from ``vars``), and one
-    given that attribute inside a transform keeps the graph definition its
-    copies outside have: a Variable added there leaves it as data.
+    flax/typing.py: ``HashableMapping`` keeps its entries in ``_mapping``
+    (Flax 0.12.6 to 0.12.12). A module whose mapping marks an attribute it
+    does not have is flattened as before (``Pytree._graph_node_flatten``
+    reads the attributes from ``vars``), and one given that attribute
+    inside a transform keeps the graph definition its copies outside have:
+    a Variable added there leaves it as data.
     """
     key._mapping[attribute] = True
 
@@ -151,7 +154,7 @@ def made_in_this_trace(module: nnx.Module) -> bool:
 
     flax/nnx/pytreelib.py: ``PytreeState.trace_state`` records the JAX
     trace a module was made in, and Flax refuses to change a module from
-    another one.
+    another one (Flax 0.12.6 to 0.12.12).
     """
     state = vars(module).get("_pytree__state")
     return state is not None and state.trace_state.is_valid()
@@ -162,7 +165,9 @@ def graph_updates_on() -> bool:
 
     Only then does a transform carry a Variable its function added to a
     module out to the caller (flax/nnx/transforms: ``graph and
-    graph_updates``); tree-mode transforms drop it.
+    graph_updates``); tree-mode transforms drop it. flax/nnx/graphlib.py
+    has ``set_graph_mode`` since Flax 0.12.5 and ``set_graph_updates``
+    since 0.12.6; a mode that Flax lacks counts as on.
     """
     graphlib = nnx.graphlib
     modes = [getattr(graphlib, name, None) for name in ("set_graph_mode", "set_graph_updates")]
@@ -210,8 +215,9 @@ def is_flax_bookkeeping(attribute: str) -> bool:
 def filter_predicate(only: Any) -> Callable[[tuple[Any, ...], Any], bool]:
     """``(path, module) -> bool`` for an NNX filter, as ``nnx.view(..., only=)`` reads it.
 
-    ``nnx.filterlib.to_predicate`` (flax/nnx/filterlib.py) is how Flax
-    itself reads filters; it is not part of the documented API.
+    ``nnx.filterlib.to_predicate`` (flax/nnx/filterlib.py, Flax 0.12.6 to
+    0.12.12) is how Flax itself reads filters; it is not part of the
+    documented API.
     """
     return nnx.filterlib.to_predicate(... if only is None else only)
 
@@ -224,7 +230,8 @@ def set_view_docs(model: nnx.Module, cls: type) -> dict[str, str]:
 
     ``view_info`` prints each argument as a line ``"  name: text"`` followed
     by continuation lines indented by four spaces; it raises KeyError when
-    the docstring's Args miss a parameter, and then this returns {}.
+    the docstring's Args miss a parameter, and then this returns {}
+    (flax/nnx/module.py's ``view_info``, unchanged from Flax 0.12.6 to 0.12.12).
     """
     try:
         text = nnx.view_info(model, only=cls)
@@ -251,7 +258,12 @@ def has_decode_cache(module: nnx.Module) -> bool:
 
 
 def shadow_attribute(module: nn.Module, name: str, value: Any) -> None:
-    """Sets an attribute on one frozen Linen module instance (its ``__setattr__`` refuses)."""
+    """Sets an attribute on one frozen Linen module instance (its ``__setattr__`` refuses).
+
+    flax/linen/module.py: ``Module.__setattr__`` raises
+    ``SetAttributeFrozenModuleError`` once the module is initialized,
+    outside ``setup`` (Flax 0.12.6 to 0.12.12).
+    """
     object.__setattr__(module, name, value)
 
 
@@ -322,9 +334,9 @@ def _probe_with_captures(*mappings: dict) -> _Probe:
 def _sow_options() -> list[dict[str, Any]]:
     """Each way a model may call ``sow`` and ``perturb``.
 
-    Flax 0.12.9 added ``capture_noop`` (default: the ``nnx_sow_capture_noop``
-    flag), which decides what a call does outside a capture; inside one,
-    either way must store into ``__captures__``.
+    Flax 0.12.11 added ``capture_noop`` (default: the ``nnx_sow_capture_noop``
+    flag; 0.12.10 has neither), which decides what a call does outside a
+    capture; inside one, either way must store into ``__captures__``.
     """
     if "capture_noop" in inspect.signature(nnx.Module.sow).parameters:
         return [{"capture_noop": False}, {"capture_noop": True}]
@@ -404,7 +416,7 @@ def _transforms_carry_new_variables_out() -> bool:
 
     try:
         transform = nnx.remat(grow, graph=True, graph_updates=True)  # whatever mode the caller set
-    except TypeError:  # a Flax whose transforms have no tree mode
+    except TypeError:  # a Flax before 0.12.6, whose remat takes no graph_updates
         transform = nnx.remat(grow)
     grown: list[Any] = []
 
@@ -518,8 +530,10 @@ def init_decode_cache(module: nnx.Module, batch_dims: tuple[int, ...], max_lengt
 
     ``set_view(decode=True)`` builds one only when the attribute is missing,
     and MultiHeadAttention always has it (``cached_key=None``), so a view
-    with new cache sizes builds it here. The line of Flax code that does the
-    same is :func:`init_decode_cache_code`.
+    with new cache sizes builds it here (flax/nnx/nn/attention.py:
+    ``MultiHeadAttention.set_view`` tests ``hasattr(self, 'cached_key')``,
+    which ``__init__`` always sets; Flax 0.12.6 to 0.12.12). The line of
+    Flax code that does the same is :func:`init_decode_cache_code`.
     """
     attention: Any = module  # an nnx.MultiHeadAttention; the checker knows only nnx.Module
     attention.init_cache((*batch_dims, max_length, attention.in_features), attention.dtype or "float32")

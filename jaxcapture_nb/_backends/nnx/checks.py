@@ -11,7 +11,8 @@ from jaxcapture_nb._warnings import warn
 
 def warn_sowed_attributes(modules: list[tuple[tuple[Any, ...], Any]], var_types: tuple[type, ...]) -> None:
     """Warns, once, when a module already holds values that ``Module.sow`` stored outside a capture."""
-    # Flax 0.12.9 added a flag that makes sow and perturb do nothing outside a capture.
+    # Flax 0.12.11 added a flag that makes sow and perturb do nothing outside a capture
+    # (flax/configurations.py's nnx_sow_capture_noop; 0.12.10 has none).
     noop_hint = (
         "; flax.config.update('nnx_sow_capture_noop', True) makes Module.sow outside a capture store nothing."
         if hasattr(flax.config, "nnx_sow_capture_noop")

@@ -42,8 +42,10 @@ from jaxcapture_nb._backends.nnx.routes import ROUTES
 from jaxcapture_nb._tracing import current_trace, is_tracer, reflattening_outputs, tracing
 
 # The attribute a module holds its exit in. Flax sets a module's attributes
-# in the order of their names, and this one sorts after every identifier, so
-# a module being rebuilt has all its others when it is set (see hooks).
+# in the order of their names (flax/nnx/pytreelib.py: ``_graph_node_flatten``
+# sorts them and ``_graph_node_init`` sets them in that order, Flax 0.12.6 to
+# 0.12.12), and this one sorts after every identifier, so a module being
+# rebuilt has all its others when it is set (see hooks).
 EXIT = "~jaxcapture_nb_exit"
 
 
@@ -165,7 +167,8 @@ def fresh(step: Any) -> Any:
     """A new tracer equal to ``step``, so that a copy of the exit taken before the call's sows reads as changed.
 
     Tree-mode ``nnx.jit`` hands back only the Variables whose leaves are
-    not the very objects they were when the call began.
+    not the very objects they were when the call began (flax/nnx/extract.py's
+    ``variable_changed``, Flax 0.12.6 to 0.12.12).
     """
     if is_tracer(step) or (tracing() and isinstance(step, np.generic)):
         return jnp.asarray(step) + jnp.zeros((), jnp.asarray(step).dtype)

@@ -57,7 +57,8 @@ def iter_modules(model: nnx.Module) -> list[tuple[Path, nnx.Module]]:
     except _LeaveToFlax:
         pass
     try:
-        # Tree mode is ~3x faster than graph mode but refuses shared modules.
+        # Tree mode is ~3x faster than graph mode but refuses shared modules (a ValueError
+        # from flax/nnx/graphlib.py's ``_iter_tree``, Flax 0.12.6 to 0.12.12).
         return list(nnx.iter_modules(model, graph=False))
     except ValueError:
         return list(nnx.iter_modules(model, graph=True))
