@@ -9,11 +9,13 @@ one index pass and one scatter summarize them all: the program is the same
 size for ten values as for a thousand.
 
 Each row's reductions are combined per value with segment reductions over
-the rows, which are few; every element's bin is found from its value's
-edges, gathered per row. The arithmetic is :mod:`jaxcapture_nb._summary`'s,
-element for element, with the same fast pass and the same careful pass for
-values with NaN, Inf or extreme magnitudes, so a value's summary here equals
-its summary alone. Each ``lax.cond`` decides for the whole batch: one
+the rows, which are few (:class:`Rows`); every element's bin is found from
+its value's edges, gathered per row. The arithmetic is
+:mod:`jaxcapture_nb._summary`'s, element for element, with the same fast pass,
+and the careful pass for values with NaN, Inf or extreme magnitudes and the
+statistics from what a pass found are the very functions it runs
+(:mod:`jaxcapture_nb._passes`), so a value's summary here equals its summary
+alone. Each ``lax.cond`` decides for the whole batch: one
 value with a NaN sends every value of the batch through the careful pass,
 which is exact for all of them.
 """
@@ -28,29 +30,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcapture_nb._float32 import (
-    from_order_key,
-    inf_bits,
-    magnitude_bits,
-    order_key,
-    scale_exponent,
-    scaled,
-    unscaled,
-)
 from jaxcapture_nb._histogram import _histogram
-from jaxcapture_nb._kernels import (
-    ILL_CONDITIONED,
-    NAN,
-    NEGINF,
-    POSINF,
-    SLOTS,
-    TINY,
-    ZERO,
-    Found,
-    edges,
-    index_all_finite,
-    index_careful,
-)
+from jaxcapture_nb._kernels import SLOTS, TINY, ZERO, Found, edges, index_all_finite
+from jaxcapture_nb._passes import careful_pass, statistics, with_zeros_in_their_bin
 
 # Elements per row. A value's last row is padded, so small values waste up
 # to this many elements each; a row reduction of this width vectorizes well.
@@ -184,17 +166,6 @@ def _slots(index: jax.Array, inside: jax.Array, layout: Layout, bins: int) -> ja
     return _histogram(cell, n * width + 1)[:-1].reshape(n, width)
 
 
-def _with_zeros_in_their_bin(
-    slots: jax.Array, lo_edge: jax.Array, hi_edge: jax.Array, bins: int
-) -> jax.Array:
-    """Each row of ``slots`` with its zero slot's count added to the bin of 0."""
-    zero_bin = jnp.clip(jnp.floor(-lo_edge * (bins / (hi_edge - lo_edge))), 0, bins - 1).astype(jnp.int32)
-    # Added where a column is the zero bin, which fuses with its neighbours,
-    # rather than scattered into it.
-    at_zero = jnp.arange(slots.shape[1])[None, :] == zero_bin[:, None]
-    return slots + jnp.where(at_zero, slots[:, bins + ZERO][:, None], 0)
-
-
 def _rows_of(per_value: jax.Array, layout: Layout) -> jax.Array:
     """``per_value`` repeated for each row of its value, as a column: it broadcasts over a row."""
     return per_value[jnp.asarray(layout.owner)][:, None]
@@ -203,7 +174,7 @@ def _rows_of(per_value: jax.Array, layout: Layout) -> jax.Array:
 def _pass_fast(table, inside, layout, lo, hi, lo_edge, hi_edge, total, squares, *, bins):
     scale = bins / (hi_edge - lo_edge)
     index = index_all_finite(table, _rows_of(lo_edge, layout), _rows_of(scale, layout), bins)
-    slots = _with_zeros_in_their_bin(_slots(index, inside, layout, bins), lo_edge, hi_edge, bins)
+    slots = with_zeros_in_their_bin(_slots(index, inside, layout, bins), lo_edge, hi_edge, bins)
     zero = jnp.zeros_like(lo)
     e = jnp.zeros(lo.shape, jnp.int32)
     return Found(lo, hi, lo_edge, hi_edge, e, lo, hi, total, squares, zero, slots)
@@ -215,27 +186,35 @@ def _not_yet(table, inside, layout, lo, hi, lo_edge, hi_edge, total, squares, *,
     return Found(lo, hi, lo_edge, hi_edge, e, lo, hi, total, squares, jnp.zeros_like(lo), slots)
 
 
-def _pass_careful(table, inside, layout, *, bins):
-    """``_summary._pass_careful`` for every value of the table."""
-    finite = (magnitude_bits(table) < inf_bits(table)) & inside
-    key = order_key(table)
-    dtype = table.dtype
-    top, bottom = order_key(jnp.asarray(jnp.inf, dtype)), order_key(jnp.asarray(-jnp.inf, dtype))
-    lo = from_order_key(_per_value(jnp.min(jnp.where(finite, key, top), axis=1), layout, "min"), dtype)
-    hi = from_order_key(_per_value(jnp.max(jnp.where(finite, key, bottom), axis=1), layout, "max"), dtype)
-    lo_edge, hi_edge = edges(lo, hi)
-    e = scale_exponent(jnp.maximum(magnitude_bits(lo_edge), magnitude_bits(hi_edge)))
-    u = scaled(table, _rows_of(e, layout))
-    low, high = scaled(lo, e), scaled(hi, e)
-    pivot = jnp.where(lo <= hi, (low + high) / 2, 0.0)
-    total = _per_value(jnp.sum(jnp.where(finite, u, 0.0), axis=1), layout, "sum")
-    deviations = jnp.square(u - _rows_of(pivot, layout))
-    squares = _per_value(jnp.sum(jnp.where(finite, deviations, 0.0), axis=1), layout, "sum")
-    first, last = scaled(lo_edge, e), scaled(hi_edge, e)
-    scale = bins / (last - first)
-    index = index_careful(table, u, _rows_of(first, layout), _rows_of(scale, layout), bins)
-    slots = _with_zeros_in_their_bin(_slots(index, inside, layout, bins), first, last, bins)
-    return Found(lo, hi, lo_edge, hi_edge, e, low, high, total, squares, pivot, slots)
+class Rows:
+    """The values of a table, each in rows of its own: the :class:`~jaxcapture_nb._passes.Segments` of a table.
+
+    A row's reductions are combined per value with segment reductions over
+    the rows, which are few; a value's numbers spread to each of its rows.
+    """
+
+    def __init__(self, layout: Layout, inside: jax.Array):
+        self.layout, self.inside = layout, inside
+
+    def min(self, x: jax.Array, initial: jax.Array) -> jax.Array:
+        del initial  # a value without elements gets segment_min's, also the largest
+        return _per_value(jnp.min(x, axis=1), self.layout, "min")
+
+    def max(self, x: jax.Array, initial: jax.Array) -> jax.Array:
+        del initial
+        return _per_value(jnp.max(x, axis=1), self.layout, "max")
+
+    def sum(self, x: jax.Array) -> jax.Array:
+        return _per_value(jnp.sum(x, axis=1), self.layout, "sum")
+
+    def spread(self, per_value: jax.Array) -> jax.Array:
+        return _rows_of(per_value, self.layout)
+
+    def slots(self, index: jax.Array, bins: int) -> jax.Array:
+        return _slots(index, self.inside, self.layout, bins)
+
+    def any(self, flags: jax.Array) -> jax.Array:
+        return jnp.any(flags)
 
 
 def summarize_batch(values: list[jax.Array], bins: int) -> tuple[jax.Array, jax.Array]:
@@ -303,8 +282,8 @@ def _summarized(table: jax.Array, layout: Layout, bins: int, careful: bool) -> t
     flushed = (found.lo == 0) & (found.hi == 0) & (found.slots[:, bins + ZERO] < sizes)
     needs_careful = (~fast | flushed) & (sizes > 0)
 
-    def careful_pass(table, inside, tree):
-        again = _pass_careful(table, inside, layout, bins=bins)
+    def careful_again(table, inside, tree):
+        again = careful_pass(table, Rows(layout, inside), bins)
         # Only the values that need it take the careful pass's results: for
         # the rest the fast pass's are as exact, and its variance better
         # conditioned.
@@ -318,84 +297,14 @@ def _summarized(table: jax.Array, layout: Layout, bins: int, careful: bool) -> t
     if careful:
         found = jax.lax.cond(
             jnp.any(needs_careful),
-            careful_pass,
+            careful_again,
             lambda table, inside, found: found,
             table,
             inside,
             found,
         )
-    return (*_statistics(table, inside, layout, found, bins, quick=not careful), needs_careful)
-
-
-def _statistics(
-    table, inside, layout: Layout, found: Found, bins: int, quick: bool = False
-) -> tuple[jax.Array, jax.Array]:
-    """The ``stats`` and ``counts`` rows from what a pass found (``_summary._counts``, ``_moments``).
-
-    ``quick`` makes them for the quick program, whose rows matter only for
-    values the fast pass took: finite, and with a scale exponent of 0.
-    """
-    slots = found.slots
-    nonfinite = slots[:, bins + NAN] + slots[:, bins + POSINF] + slots[:, bins + NEGINF]
-    count = jnp.asarray(layout.sizes, jnp.int32) - nonfinite
-    counts = jnp.concatenate(
-        [
-            jnp.stack(
-                [
-                    count,
-                    slots[:, bins + NAN],
-                    slots[:, bins + POSINF],
-                    slots[:, bins + NEGINF],
-                    slots[:, bins + ZERO],
-                ],
-                axis=1,
-            ),
-            slots[:, :bins],
-        ],
-        axis=1,
-    ).astype(jnp.int32)
-    dtype = table.dtype
-    n = jnp.maximum(count, 1).astype(dtype)
-    mean = jnp.clip(found.total / n, found.low, found.high)
-    variance = found.squares / n - jnp.square(mean - found.pivot)
-    ill = jnp.square(mean - found.pivot) > ILL_CONDITIONED * jnp.maximum(variance, 0.0)
-
-    def centred_sum(values, counted):
-        """Each value's mean square deviation from ``mean``, over the elements ``counted``."""
-        deviations = jnp.square(values - _rows_of(mean, layout))
-        return _per_value(jnp.sum(jnp.where(counted, deviations, 0.0), axis=1), layout, "sum") / n
-
-    def centred(table, inside, mean, n, e, variance):
-        finite = (magnitude_bits(table) < inf_bits(table)) & inside
-        return jnp.where(ill, centred_sum(scaled(table, _rows_of(e, layout)), finite), variance)
-
-    if quick:
-        # For values the fast pass took, the centred sum needs neither the
-        # finite mask nor the scaling, and is the same sum. Made for every
-        # value rather than under a cond, the quick program compiles in a
-        # third less time, and runs a pass over the table longer.
-        variance = jnp.where(ill, centred_sum(table, inside), variance)
-    else:
-        variance = jax.lax.cond(
-            jnp.any(ill),
-            centred,
-            lambda table, inside, mean, n, e, variance: variance,
-            table,
-            inside,
-            mean,
-            n,
-            found.e,
-            variance,
-        )
-    std = jnp.minimum(jnp.sqrt(jnp.maximum(variance, 0.0)), (found.high - found.low) / 2)
-    if not quick:  # the fast pass leaves its values unscaled
-        mean, std = unscaled(mean, found.e), unscaled(std, found.e)
-    mean = jnp.where(order_key(found.lo) == order_key(found.hi), found.lo, mean)
-    nan = jnp.asarray(jnp.nan, dtype)
-    empty = count == 0
-    stats = [jnp.where(empty, nan, s) for s in (found.lo, found.hi, mean, std)]
-    stats += [found.lo_edge, found.hi_edge]
-    return jnp.stack(stats, axis=1).astype(dtype), counts
+    stats, counts = statistics(table, layout.sizes, found, Rows(layout, inside), bins, quick=not careful)
+    return stats, counts, needs_careful
 
 
 # A step hands its small values over as one table (see :func:`padded_table`)

@@ -24,28 +24,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcapture_nb._batch import device_layout, packed_rows, padded_table, summarize_batch
-from jaxcapture_nb._float32 import (
-    from_order_key,
-    inf_bits,
-    magnitude_bits,
-    order_key,
-    scale_exponent,
-    scaled,
-    unscaled,
-)
 from jaxcapture_nb._histogram import _explicit_sharding, _histogram
 from jaxcapture_nb._hosts import to_host
-from jaxcapture_nb._kernels import (
-    ILL_CONDITIONED,
-    NAN,
-    NEGINF,
-    POSINF,
-    TINY,
-    ZERO,
-    Found,
-    edges,
-    index_all_finite,
-    index_careful,
+from jaxcapture_nb._kernels import SLOTS, TINY, ZERO, Found, edges, index_all_finite
+from jaxcapture_nb._passes import (
+    careful_pass,
+    counted,
+    moments,
+    statistics,
+    stats_row,
+    with_zeros_in_their_bin,
 )
 from jaxcapture_nb._tracing import is_tracer
 
@@ -209,18 +197,10 @@ def _as_real(x: jax.Array) -> tuple[jax.Array, str]:
     return (jnp.abs(x) if note else x).astype(stats_dtype(x.dtype)), note
 
 
-def _with_zeros_in_their_bin(
-    slots: jax.Array, lo_edge: jax.Array, hi_edge: jax.Array, bins: int
-) -> jax.Array:
-    """``slots`` with the zero slot's count added to the bin of 0 (edges in any one unit)."""
-    zero_bin = jnp.clip(jnp.floor(-lo_edge * (bins / (hi_edge - lo_edge))), 0, bins - 1).astype(jnp.int32)
-    return slots.at[zero_bin].add(slots[bins + ZERO])
-
-
 def _pass_fast(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> Found:
     """Histogram of an all-finite array of ordinary magnitude whose reductions are already known."""
-    slots = _histogram(index_all_finite(v, lo_edge, bins / (hi_edge - lo_edge), bins), bins + 4)
-    slots = _with_zeros_in_their_bin(slots, lo_edge, hi_edge, bins)
+    slots = _histogram(index_all_finite(v, lo_edge, bins / (hi_edge - lo_edge), bins), bins + SLOTS)
+    slots = with_zeros_in_their_bin(slots, lo_edge, hi_edge, bins)
     zero = jnp.zeros((), v.dtype)
     return Found(lo, hi, lo_edge, hi_edge, jnp.int32(0), lo, hi, total, squares, zero, slots)
 
@@ -239,47 +219,35 @@ def _not_yet(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> Found:
         total,
         squares,
         jnp.zeros((), v.dtype),
-        jnp.zeros(bins + 4, zero.dtype),
+        jnp.zeros(bins + SLOTS, zero.dtype),
     )
 
 
-def _pass_careful(v: jax.Array, *, bins: int) -> Found:
-    """Everything again over the finite values only, in units of a power of two.
+class _Whole:
+    """One array, every element of it the value's: the :class:`~jaxcapture_nb._passes.Segments` of :func:`summarize`."""
 
-    Runs when a NaN or Inf is present, when a sum, a square or the range
-    overflows the float type, or when the values are too small to square. Min and
-    max are taken over the values' bits, which keeps subnormal ones that a
-    CPU's float comparisons read as zero. The values are then scaled by
-    ``2**-e``, ``e`` chosen so that the widest bin edge becomes about 1: the
-    sums cannot overflow and the squares of all but negligible values stay
-    normal.
-    """
-    finite = magnitude_bits(v) < inf_bits(v)
-    key = order_key(v)
-    top, bottom = order_key(jnp.asarray(jnp.inf, v.dtype)), order_key(jnp.asarray(-jnp.inf, v.dtype))
-    lo = from_order_key(jnp.min(jnp.where(finite, key, top), initial=top), v.dtype)
-    hi = from_order_key(jnp.max(jnp.where(finite, key, bottom), initial=bottom), v.dtype)
-    lo_edge, hi_edge = edges(lo, hi)
-    e = scale_exponent(jnp.maximum(magnitude_bits(lo_edge), magnitude_bits(hi_edge)))
-    u, low, high = scaled(v, e), scaled(lo, e), scaled(hi, e)
-    pivot = jnp.where(lo <= hi, (low + high) / 2, 0.0)
-    total = jnp.sum(jnp.where(finite, u, 0.0))
-    squares = jnp.sum(jnp.where(finite, jnp.square(u - pivot), 0.0))
-    first, last = scaled(lo_edge, e), scaled(hi_edge, e)
-    slots = _histogram(index_careful(v, u, first, bins / (last - first), bins), bins + 4)
-    slots = _with_zeros_in_their_bin(slots, first, last, bins)
-    return Found(lo, hi, lo_edge, hi_edge, e, low, high, total, squares, pivot, slots)
+    inside = None
+
+    def min(self, x: jax.Array, initial: jax.Array) -> jax.Array:
+        return jnp.min(x, initial=initial)
+
+    def max(self, x: jax.Array, initial: jax.Array) -> jax.Array:
+        return jnp.max(x, initial=initial)
+
+    def sum(self, x: jax.Array) -> jax.Array:
+        return jnp.sum(x)
+
+    def spread(self, per_value: jax.Array) -> jax.Array:
+        return per_value
+
+    def slots(self, index: jax.Array, bins: int) -> jax.Array:
+        return _histogram(index, bins + SLOTS)
+
+    def any(self, flags: jax.Array) -> jax.Array:
+        return flags
 
 
-def _one_pass_variance(v, mean, n, e, variance):
-    del v, mean, n, e
-    return variance
-
-
-def _centred_variance(v, mean, n, e, variance):
-    """The variance from a second pass over the values' deviations from their mean, in units of ``2**e``."""
-    del variance
-    return jnp.sum(jnp.where(magnitude_bits(v) < inf_bits(v), jnp.square(scaled(v, e) - mean), 0.0)) / n
+WHOLE = _Whole()
 
 
 def _summarize_array(x: jax.Array, bins: int) -> Summary:
@@ -335,49 +303,9 @@ def _summarize_floats(v: jax.Array, bins: int) -> tuple[jax.Array, jax.Array]:
     # than in the first cond, it appears once in the compiled program.
     flushed = (found.lo == 0) & (found.hi == 0) & (found.slots[bins + ZERO] < v.size)
     found = jax.lax.cond(
-        ~fast | flushed, lambda v, _: _pass_careful(v, bins=bins), lambda _, found: found, v, found
+        ~fast | flushed, lambda v, _: careful_pass(v, WHOLE, bins), lambda _, found: found, v, found
     )
-    count, counts = _counts(found.slots, v.size, bins)
-    mean, std = _moments(v, found, count)
-    stats = [found.lo, found.hi, mean, std, found.lo_edge, found.hi_edge]
-    return _stats_row(stats, count, v.dtype), counts
-
-
-def _counts(slots: jax.Array, size: int, bins: int) -> tuple[jax.Array, jax.Array]:
-    """The number of finite values, and the ``counts`` row, from the histogram's slots."""
-    zero_count = slots[bins + ZERO]
-    nan_count = slots[bins + NAN]
-    posinf_count = slots[bins + POSINF]
-    neginf_count = slots[bins + NEGINF]
-    count = jnp.int32(size) - nan_count - posinf_count - neginf_count
-    counts = [count, nan_count, posinf_count, neginf_count, zero_count]
-    return count, jnp.concatenate([jnp.stack(counts), slots[:bins]]).astype(jnp.int32)
-
-
-def _moments(v: jax.Array, found: Found, count: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """The mean and std of the finite values, from what a pass found."""
-    n = jnp.maximum(count, 1).astype(v.dtype)
-    # Rounding can carry the mean just past the values, and past the float
-    # type's largest; it never lies outside them.
-    mean = jnp.clip(found.total / n, found.low, found.high)
-    variance = found.squares / n - jnp.square(mean - found.pivot)
-    ill_conditioned = jnp.square(mean - found.pivot) > ILL_CONDITIONED * jnp.maximum(variance, 0.0)
-    variance = jax.lax.cond(
-        ill_conditioned, _centred_variance, _one_pass_variance, v, mean, n, found.e, variance
-    )
-    # Likewise the std, which for any values is at most half their range.
-    std = jnp.minimum(jnp.sqrt(jnp.maximum(variance, 0.0)), (found.high - found.low) / 2)
-    # A constant is its own mean, even one too small for the units it was
-    # summed in (its padded edges set them).
-    mean = jnp.where(order_key(found.lo) == order_key(found.hi), found.lo, unscaled(mean, found.e))
-    return mean, unscaled(std, found.e)
-
-
-def _stats_row(stats: list[jax.Array], count: jax.Array, dtype: Any) -> jax.Array:
-    """The ``stats`` row: min, max, mean and std (NaN without finite values), lo and hi."""
-    nan = jnp.asarray(jnp.nan, dtype)
-    empty = count == 0
-    return jnp.stack([jnp.where(empty, nan, s) for s in stats[:4]] + stats[4:]).astype(dtype)
+    return statistics(v, v.size, found, WHOLE, bins)
 
 
 def _summarize_integers(x: jax.Array, bins: int) -> tuple[jax.Array, jax.Array]:
@@ -408,7 +336,7 @@ def _summarize_integers(x: jax.Array, bins: int) -> tuple[jax.Array, jax.Array]:
     spread = as_unsigned(hi) - as_unsigned(lo)
     u, width = offsets.astype(jnp.float64), spread.astype(jnp.float64)
     index = jnp.where(spread == 0, bins // 2, _exact_bin(offsets, u, spread, width, bins))
-    slots = _histogram(jnp.where(x == 0, bins + ZERO, index.astype(jnp.int32)), bins + 4)
+    slots = _histogram(jnp.where(x == 0, bins + ZERO, index.astype(jnp.int32)), bins + SLOTS)
     zero_offset = as_unsigned(jnp.zeros((), x.dtype)) - as_unsigned(lo)
     zero_bin = jnp.where(
         spread == 0, bins // 2, _exact_bin(zero_offset, zero_offset.astype(jnp.float64), spread, width, bins)
@@ -434,10 +362,10 @@ def _summarize_integers(x: jax.Array, bins: int) -> tuple[jax.Array, jax.Array]:
         pivot=pivot,
         slots=slots,
     )
-    count, counts = _counts(slots, x.size, bins)
-    offset_mean, std = _moments(u, found, count)
+    count, counts = counted(slots, x.size, bins)
+    offset_mean, std = moments(u, found, count, WHOLE)
     mean = jnp.clip(low + offset_mean, low, high)
-    return _stats_row([low, high, mean, std, lo_edge, hi_edge], count, jnp.float64), counts
+    return stats_row([low, high, mean, std, lo_edge, hi_edge], count, jnp.float64), counts
 
 
 def _exact_bin(offset: jax.Array, u: jax.Array, spread: jax.Array, width: jax.Array, bins: int) -> jax.Array:
