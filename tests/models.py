@@ -1,4 +1,4 @@
-"""Small real Flax models the tests share: NNX (CNN, stacked blocks) and Linen."""
+"""Small real Flax models the tests share: NNX (CNN, stacked blocks, MLPs) and Linen."""
 
 from flax import linen as nn
 from flax import nnx
@@ -23,6 +23,8 @@ class ConvNet(nnx.Module):
 
 
 class Block(nnx.Module):
+    """A square dense layer with a ReLU that sows its activation as ``act``."""
+
     def __init__(self, width: int, rngs: nnx.Rngs):
         self.linear = nnx.Linear(width, width, rngs=rngs)
 
@@ -52,6 +54,8 @@ class Stack(nnx.Module):
 
 
 class LinenNet(nn.Module):
+    """A two-layer Linen MLP that sows its hidden activation as ``hidden``."""
+
     @nn.compact
     def __call__(self, x):
         h = nn.relu(nn.Dense(8)(x))
@@ -167,3 +171,50 @@ class SowingRegressor(nnx.Module):
         h = nnx.relu(self.hidden(x))
         self.sow(nnx.Intermediate, "activation", h)
         return self.out(h)
+
+
+class SowingLinear(nnx.Module):
+    """One 2-to-2 dense layer that sows its output as ``y``."""
+
+    def __init__(self, rngs: nnx.Rngs):
+        self.linear = nnx.Linear(2, 2, rngs=rngs)
+
+    def __call__(self, x):
+        y = self.linear(x)
+        self.sow(nnx.Intermediate, "y", y)
+        return y
+
+
+class PerturbedMLP(nnx.Module):
+    """A 4-16-1 MLP whose hidden activation is perturbed as ``h`` and sowed as ``act``.
+
+    ``hidden`` is a method of its own, so tests can compute the activation
+    without the model's sows and perturbs.
+    """
+
+    def __init__(self, rngs: nnx.Rngs):
+        self.first = nnx.Linear(4, 16, rngs=rngs)
+        self.second = nnx.Linear(16, 1, rngs=rngs)
+
+    def hidden(self, x):
+        return nnx.relu(self.first(x))
+
+    def __call__(self, x):
+        h = self.perturb("h", self.hidden(x))
+        self.sow(nnx.Intermediate, "act", h)
+        return self.second(h)
+
+
+class HiddenAndOutputMLP(nnx.Module):
+    """A two-layer regressor that sows its hidden activation as ``hidden`` and its output as ``out``."""
+
+    def __init__(self, rngs: nnx.Rngs, features: int = 4, hidden: int = 16):
+        self.first = nnx.Linear(features, hidden, rngs=rngs)
+        self.second = nnx.Linear(hidden, 1, rngs=rngs)
+
+    def __call__(self, x):
+        h = nnx.relu(self.first(x))
+        self.sow(nnx.Intermediate, "hidden", h)
+        out = self.second(h)
+        self.sow(nnx.Intermediate, "out", out)
+        return out

@@ -6,6 +6,8 @@ import numpy as np
 import optax
 import pytest
 from flax import nnx
+from models import HiddenAndOutputMLP
+from training import watched_training
 
 from jaxcapture_nb import CompareView, Comparison, compare_runs, open_run, watch
 from jaxcapture_nb._compare_runs import NO_SHAPE, rebinned
@@ -13,36 +15,13 @@ from jaxcapture_nb._widgets.compare_static import comparison_html
 from jaxcapture_nb._widgets.compare_view import comparison_state
 
 
-class Net(nnx.Module):
-    def __init__(self, rngs):
-        self.first = nnx.Linear(4, 16, rngs=rngs)
-        self.second = nnx.Linear(16, 1, rngs=rngs)
-
-    def __call__(self, x):
-        h = nnx.relu(self.first(x))
-        self.sow(nnx.Intermediate, "hidden", h)
-        out = self.second(h)
-        self.sow(nnx.Intermediate, "out", out)
-        return out
-
-
 def train(learning_rate: float, steps: int = 12, every: int = 1):
     """A watched run of ``steps`` steps; the same data and start for every learning rate."""
-    model = Net(nnx.Rngs(0))
-    optimizer = nnx.Optimizer(model, optax.sgd(learning_rate), wrt=nnx.Param)
     x = jax.random.normal(jax.random.key(1), (32, 4))
     y = jnp.sin(x.sum(axis=1, keepdims=True))
-
-    @nnx.jit
-    def step(model, optimizer):
-        loss, grads = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
-        optimizer.update(model, grads)
-        return loss
-
-    with watch(model, every=every, display=False) as w:
-        for i in range(steps):
-            w.log(step=i, loss=step(model, optimizer))
-    return w
+    return watched_training(
+        HiddenAndOutputMLP(nnx.Rngs(0)), optax.sgd(learning_rate), x, y, steps=steps, every=every
+    )
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +73,7 @@ def test_a_run_recorded_every_few_steps_is_compared_at_its_latest_row(runs):
 
 def test_a_comparison_of_runs_speaks_of_runs_and_of_shapes_a_log_does_not_keep(runs, tmp_path):
     live = runs[0]
-    model = Net(nnx.Rngs(0))
+    model = HiddenAndOutputMLP(nnx.Rngs(0))
     with watch(model, log_dir=tmp_path, display=False) as w:
         for i in range(3):
             model(jnp.ones((32, 4)))
@@ -146,7 +125,7 @@ def test_bad_runs_are_refused_with_what_to_pass(runs):
 
 def test_saved_runs_compare_by_path_or_by_their_folder(tmp_path):
     for name in ("slow", "fast"):
-        model = Net(nnx.Rngs(0))
+        model = HiddenAndOutputMLP(nnx.Rngs(0))
         with watch(model, log_dir=tmp_path / name, display=False) as w:
             for step in range(3):
                 model(jnp.full((8, 4), 1.0 if name == "slow" else 3.0))

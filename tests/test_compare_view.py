@@ -17,7 +17,7 @@ STAT_COLUMNS = compare_columns()
 NAME = "<img src=x onerror=alert(1)>"
 
 
-class Net(nnx.Module):
+class ModeDependentSows(nnx.Module):
     """Linear, BatchNorm and Dropout, a sow under a name that would run script
     if read as HTML, a sow with NaNs, and a site only training reaches."""
 
@@ -43,7 +43,7 @@ def x():
 
 @pytest.fixture
 def result(x):
-    return compare_modes(Net(nnx.Rngs(0)), x[:, 0])
+    return compare_modes(ModeDependentSows(nnx.Rngs(0)), x[:, 0])
 
 
 def tags(page):
@@ -158,7 +158,7 @@ def test_the_html_shows_every_statistic_rounded_and_flags_nans(result):
 
 def test_three_modes(x):
     modes = ("train", "eval", {"deterministic": True})
-    result = compare_modes(Net(nnx.Rngs(0)), x[:, 0], modes=modes)
+    result = compare_modes(ModeDependentSows(nnx.Rngs(0)), x[:, 0], modes=modes)
     view = CompareView(result)
     sites = len(result.sites)
     assert view._modes == ["train", "eval", "deterministic=True"]
@@ -172,8 +172,8 @@ def test_three_modes(x):
 
 
 def test_the_html_is_deterministic(x):
-    first = compare_modes(Net(nnx.Rngs(0)), x[:, 0])._repr_mimebundle_()[0]["text/html"]
-    second = compare_modes(Net(nnx.Rngs(0)), x[:, 0])._repr_mimebundle_()[0]["text/html"]
+    first = compare_modes(ModeDependentSows(nnx.Rngs(0)), x[:, 0])._repr_mimebundle_()[0]["text/html"]
+    second = compare_modes(ModeDependentSows(nnx.Rngs(0)), x[:, 0])._repr_mimebundle_()[0]["text/html"]
     assert first == second
     assert "0x" not in first  # no memory addresses
 

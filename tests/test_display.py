@@ -20,7 +20,7 @@ TRAINING = textwrap.dedent(
     from flax import nnx
     from jaxcapture_nb import capture, watch
 
-    class Net(nnx.Module):
+    class SquaredLinear(nnx.Module):
         def __init__(self, rngs):
             self.linear = nnx.Linear(4, 4, rngs=rngs)
 
@@ -36,7 +36,7 @@ TRAINING = textwrap.dedent(
         nnx.update(model, jax.tree.map(lambda p, g: p - 0.1 * g, params, grads))
         return loss
 
-    model = Net(nnx.Rngs(0))
+    model = SquaredLinear(nnx.Rngs(0))
     x = jnp.ones((2, 4))
     with watch(model, total=4{display}) as w:
         for step in range(4):

@@ -7,16 +7,17 @@ import jax.numpy as jnp
 import pytest
 from flax import linen as nn
 from flax import nnx
+from models import SowingLinear
 from packaging.requirements import Requirement
 
 from jaxcapture_nb import FlaxCompatibilityError, capture
 from jaxcapture_nb._backends import flax_internals
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# Flax 0.12.9 added sow's and perturb's capture_noop and the nnx_sow_capture_noop flag.
+# Flax 0.12.11 added sow's and perturb's capture_noop and the nnx_sow_capture_noop flag.
 needs_capture_noop = pytest.mark.skipif(
     not hasattr(flax.config, "nnx_sow_capture_noop"),
-    reason=f"flax {flax.__version__} has no capture_noop (added in Flax 0.12.9)",
+    reason=f"flax {flax.__version__} has no capture_noop (added in Flax 0.12.11)",
 )
 
 
@@ -95,19 +96,9 @@ def test_a_probe_that_raises_counts_as_a_broken_assumption(monkeypatch, fresh_ch
         flax_internals.check()
 
 
-class Tiny(nnx.Module):
-    def __init__(self):
-        self.linear = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
-
-    def __call__(self, x):
-        y = self.linear(x)
-        self.sow(nnx.Intermediate, "y", y)
-        return y
-
-
 def test_a_capture_checks_first_and_leaves_the_model_untouched(monkeypatch, fresh_check):
     monkeypatch.setitem(flax_internals.ASSUMPTIONS, "a behaviour this Flax lacks", lambda: False)
-    model = Tiny()
+    model = SowingLinear(nnx.Rngs(0))
     with pytest.raises(FlaxCompatibilityError, match="a behaviour this Flax lacks"), capture(model):
         pass
     before = {path: dict(vars(m)) for path, m in nnx.iter_modules(model)}
@@ -134,7 +125,7 @@ def capture_noop_flag():
 @needs_capture_noop
 def test_the_check_and_a_capture_pass_with_the_capture_noop_flag_on(capture_noop_flag, fresh_check):
     flax_internals.check()
-    model = Tiny()
+    model = SowingLinear(nnx.Rngs(0))
     model(jnp.ones((1, 2)))  # outside a capture: stores nothing
     assert "y" not in vars(model)
     with capture(model, methods=True) as cap:

@@ -10,12 +10,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import nnx
+from training import source_text
 
 from jaxcapture_nb import summarize, watch
 from jaxcapture_nb._hosts import has_front_end, readable, should_display, to_host
 
 
-class Net(nnx.Module):
+class ReluLayer(nnx.Module):
+    """A 4-to-8 dense layer with a ReLU that sows its output as ``h``."""
+
     def __init__(self, rngs: nnx.Rngs):
         self.linear = nnx.Linear(4, 8, rngs=rngs)
 
@@ -83,7 +86,7 @@ def test_an_ipython_kernel_or_marimo_is_a_front_end(monkeypatch):
 def test_watch_displays_its_view_by_the_auto_rule(shown, monkeypatch, front_end, process, display, expected):
     monkeypatch.setattr("jaxcapture_nb._hosts.has_front_end", lambda: front_end)
     monkeypatch.setattr("jax.process_index", lambda: process)
-    model = Net(nnx.Rngs(0))
+    model = ReluLayer(nnx.Rngs(0))
     with watch(model, display=display) as w:
         model(jnp.ones((2, 4)))
     # Displayed once, and the saved output gets the final picture.
@@ -91,21 +94,18 @@ def test_watch_displays_its_view_by_the_auto_rule(shown, monkeypatch, front_end,
 
 
 # A model for the scripts below, which each run in a plain Python process.
-NET = """
+NET = (
+    """
 import jax.numpy as jnp
 from flax import nnx
 
-class Net(nnx.Module):
-    def __init__(self, rngs):
-        self.linear = nnx.Linear(4, 8, rngs=rngs)
-    def __call__(self, x):
-        h = nnx.relu(self.linear(x))
-        self.sow(nnx.Intermediate, "h", h)
-        return h
-
-model = Net(nnx.Rngs(0))
+"""
+    + source_text(ReluLayer)
+    + """
+model = ReluLayer(nnx.Rngs(0))
 step = nnx.jit(lambda model, x: model(x).sum())
 """
+)
 
 
 def run_plain_python(script: str, cwd) -> tuple[int, str, str]:

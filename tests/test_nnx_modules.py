@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import nnx
-from models import ConvNet, ModeNet, Stack
+from models import ConvNet, ModeNet, SowingLinear, Stack
 
 from jaxcapture_nb import capture
 from jaxcapture_nb._backends.nnx import modules as nnx_modules
@@ -69,22 +69,12 @@ def test_a_module_added_between_walks_is_found():
     assert after - before == {("extra",)}
 
 
-class Layer(nnx.Module):
-    def __init__(self, rngs):
-        self.linear = nnx.Linear(2, 2, rngs=rngs)
-
-    def __call__(self, x):
-        y = self.linear(x)
-        self.sow(nnx.Intermediate, "y", y)
-        return y
-
-
 class Tower(nnx.Module):
     """Layers held in an nnx.List, an nnx.List inside it, and an nnx.Dict."""
 
     def __init__(self, rngs):
-        self.layers = nnx.List([Layer(rngs), nnx.List([Layer(rngs)]), Layer(rngs)])
-        self.heads = nnx.Dict({"main": Layer(rngs)})
+        self.layers = nnx.List([SowingLinear(rngs), nnx.List([SowingLinear(rngs)]), SowingLinear(rngs)])
+        self.heads = nnx.Dict({"main": SowingLinear(rngs)})
 
     def __call__(self, x):
         x = self.layers[1][0](self.layers[0](x))

@@ -8,6 +8,7 @@ import numpy as np
 import optax
 import pytest
 from flax import nnx
+from training import watched_training
 
 from jaxcapture_nb import LiveView, overlay_runs, summarize, watch
 
@@ -15,7 +16,9 @@ pytest.importorskip("tensorboardX")
 pytest.importorskip("tensorboard")
 
 
-class Net(nnx.Module):
+class SowingMLP(nnx.Module):
+    """A 4-16-1 MLP that sows its hidden activation as ``act``: one site per run."""
+
     def __init__(self, rngs: nnx.Rngs):
         self.first = nnx.Linear(4, 16, rngs=rngs)
         self.second = nnx.Linear(16, 1, rngs=rngs)
@@ -27,24 +30,27 @@ class Net(nnx.Module):
 
 
 def train(lr, steps=8, log_dir=None, during=None, **options):
-    """A watched adam loop at learning rate ``lr`` that logs its loss; returns the Watch."""
-    model = Net(nnx.Rngs(0))
-    optimizer = nnx.Optimizer(model, optax.adam(lr), wrt=nnx.Param)
+    """A watched adam loop at learning rate ``lr`` that logs its loss; returns the Watch.
+
+    ``during(w)`` runs halfway through, while the run is still going.
+    """
+
+    def halfway(w, step):
+        if during is not None and step == steps // 2:
+            during(w)
+
     x = jax.random.normal(jax.random.key(1), (8, 4))
     y = jnp.ones((8, 1))
-
-    @nnx.jit
-    def train_step(model, optimizer):
-        loss, grads = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
-        optimizer.update(model, grads)
-        return loss
-
-    with watch(model, log_dir=log_dir, display=False, **options) as w:
-        for step in range(steps):
-            w.log(step=step, loss=train_step(model, optimizer))
-            if during is not None and step == steps // 2:
-                during(w)
-    return w
+    return watched_training(
+        SowingMLP(nnx.Rngs(0)),
+        optax.adam(lr),
+        x,
+        y,
+        steps=steps,
+        after_step=halfway,
+        log_dir=log_dir,
+        **options,
+    )
 
 
 def decoded(view):

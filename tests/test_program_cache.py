@@ -1,6 +1,8 @@
 """Summary programs kept on disk: loaded by the next process, recompiled when damaged, never a failure."""
 
 import os
+import pathlib
+import re
 import subprocess
 import sys
 
@@ -136,7 +138,7 @@ from jaxcapture_nb import capture
 logging.basicConfig(level=logging.WARNING)
 jax.config.update("jax_log_compiles", True)
 
-class Net(nnx.Module):
+class SquareLinear(nnx.Module):
     def __init__(self, rngs):
         self.hidden = nnx.Linear({width}, {width}, rngs=rngs)
 
@@ -144,7 +146,7 @@ class Net(nnx.Module):
         self.sow(nnx.Intermediate, "hidden", h := self.hidden(x))
         return h
 
-model = Net(nnx.Rngs(0))
+model = SquareLinear(nnx.Rngs(0))
 with capture(model, keep="summary") as cap:
     nnx.jit(lambda m, x: m(x))(model, jax.numpy.ones((2, {width})))
 print(cap.table())
@@ -165,3 +167,13 @@ def test_a_second_process_captures_without_compiling_the_summaries(tmp_path):
     assert "compilation of jit(packed_rows)" in first.stderr
     assert "compilation of jit(packed_rows)" not in second.stderr
     assert first.stdout == second.stdout and "Intermediate" in first.stdout
+
+
+def test_kept_programs_go_stale_with_every_module_they_are_traced_from():
+    """A change to a module the summary program's code comes from must make every kept program stale."""
+    package = pathlib.Path(_program_cache.__file__).parent
+    traced = {"_batch.py"}
+    for name in ("_batch.py", "_kernels.py", "_passes.py", "_float32.py", "_histogram.py"):
+        text = (package / name).read_text()
+        traced |= {f"{m}.py" for m in re.findall(r"^from jaxcapture_nb\.(_\w+) import", text, re.MULTILINE)}
+    assert traced <= set(_program_cache.PROGRAM_SOURCES)

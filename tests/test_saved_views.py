@@ -14,7 +14,7 @@ from jaxcapture_nb import _server_extension, capture
 from jaxcapture_nb._server_extension import WIDGET_VIEW, keep_saved_pictures
 
 
-class Net(nnx.Module):
+class OneLinearLayer(nnx.Module):
     def __init__(self, rngs):
         self.linear = nnx.Linear(4, 8, rngs=rngs)
 
@@ -36,7 +36,7 @@ def _notebook(*outputs, foreign=()) -> nbformat.NotebookNode:
 
 
 def test_every_view_marks_its_picture_and_saving_keeps_only_the_picture(tmp_path):
-    model = Net(nnx.Rngs(0))
+    model = OneLinearLayer(nnx.Rngs(0))
     with capture(model) as cap:
         model(jnp.ones((2, 4)))
     output = _output_of(cap.show())
@@ -127,7 +127,7 @@ from flax import nnx
 from IPython.display import display
 from jaxcapture_nb import overlay_runs, watch
 
-class Net(nnx.Module):
+class OneLinearLayer(nnx.Module):
     def __init__(self, rngs):
         self.layer = nnx.Linear(4, 8, rngs=rngs)
 
@@ -136,7 +136,7 @@ class Net(nnx.Module):
         self.sow(nnx.Intermediate, "h", h)
         return h
 
-model = Net(nnx.Rngs(0))
+model = OneLinearLayer(nnx.Rngs(0))
 saved = watch(display=False)
 with saved:
     saved.log(step=0, loss=1.0)

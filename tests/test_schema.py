@@ -30,7 +30,7 @@ ABSMAX = _schema.Stat(
 )
 
 
-class Net(nnx.Module):
+class LinearDropout(nnx.Module):
     def __init__(self, rngs):
         self.linear = nnx.Linear(3, 4, rngs=rngs)
         self.dropout = nnx.Dropout(0.5, rngs=rngs)
@@ -47,7 +47,7 @@ def absmax(monkeypatch):
 
 
 def test_a_statistic_added_to_the_schema_reaches_every_view(absmax):
-    model = Net(nnx.Rngs(0))
+    model = LinearDropout(nnx.Rngs(0))
     x = jnp.linspace(-2.0, 2.0, 24).reshape(8, 3)
     with capture(model) as cap:
         model(x)

@@ -17,6 +17,8 @@ import numpy as np
 import optax
 import pytest
 from flax import nnx
+from models import PerturbedMLP
+from training import watched_training
 
 from jaxcapture_nb import JaxCaptureWarning, open_run, summarize, watch
 from jaxcapture_nb._runs import even_counts
@@ -33,34 +35,13 @@ WORKER = pathlib.Path(__file__).with_name("tensorboard_worker.py")
 STATS = ("mean", "std", "min", "max", "zero_pct", "nan", "posinf", "neginf")
 
 
-class Net(nnx.Module):
-    def __init__(self, rngs: nnx.Rngs):
-        self.first = nnx.Linear(4, 16, rngs=rngs)
-        self.second = nnx.Linear(16, 1, rngs=rngs)
-
-    def __call__(self, x):
-        h = self.perturb("h", nnx.relu(self.first(x)))
-        self.sow(nnx.Intermediate, "act", h)
-        return self.second(h)
-
-
 def train(log_dir, steps=12, **options):
     """A watched adam loop that logs its loss; returns the Watch."""
-    model = Net(nnx.Rngs(0))
-    optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
     x = jax.random.normal(jax.random.key(1), (8, 4))
     y = jnp.ones((8, 1))
-
-    @nnx.jit
-    def train_step(model, optimizer):
-        loss, grads = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
-        optimizer.update(model, grads)
-        return loss
-
-    with watch(model, log_dir=log_dir, display=False, **options) as w:
-        for step in range(steps):
-            w.log(step=step, loss=train_step(model, optimizer))
-    return w
+    return watched_training(
+        PerturbedMLP(nnx.Rngs(0)), optax.adam(1e-2), x, y, steps=steps, log_dir=log_dir, **options
+    )
 
 
 def accumulate(path):
@@ -354,7 +335,7 @@ def test_the_package_imports_without_tensorboard():
 
 def test_rows_reach_the_disk_within_seconds_while_the_run_goes_on(tmp_path):
     """The writer flushes by itself, again and again: a killed run loses only its last seconds."""
-    model = Net(nnx.Rngs(0))
+    model = PerturbedMLP(nnx.Rngs(0))
     x = jax.random.normal(jax.random.key(1), (8, 4))
     forward = nnx.jit(lambda model, x: model(x))
 

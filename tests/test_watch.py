@@ -12,26 +12,12 @@ import numpy as np
 import optax
 import pytest
 from flax import nnx
-from models import Block, Stack
+from models import Block, PerturbedMLP, Stack
 
 from jaxcapture_nb import Gradient, JaxCaptureWarning, NonFiniteError, capture, summarize, watch
 from jaxcapture_nb._stream import SiteSeries, Stream, row_stats
 from jaxcapture_nb._summary import packed_summary, unpack_summary
 from jaxcapture_nb._watch import PUBLISH_SECONDS
-
-
-class Net(nnx.Module):
-    def __init__(self, rngs: nnx.Rngs):
-        self.first = nnx.Linear(4, 16, rngs=rngs)
-        self.second = nnx.Linear(16, 1, rngs=rngs)
-
-    def hidden(self, x):
-        return nnx.relu(self.first(x))
-
-    def __call__(self, x):
-        h = self.perturb("h", self.hidden(x))
-        self.sow(nnx.Intermediate, "act", h)
-        return self.second(h)
 
 
 def loss_fn(model, x, y):
@@ -51,7 +37,7 @@ def make_step(traces, lr=0.0):
 
 @pytest.fixture
 def setup():
-    model = Net(nnx.Rngs(0))
+    model = PerturbedMLP(nnx.Rngs(0))
     x = jax.random.normal(jax.random.key(1), (8, 4))
     y = jnp.ones((8, 1))
     return model, nnx.Optimizer(model, optax.sgd(0.0), wrt=nnx.Param), x, y
@@ -287,7 +273,7 @@ def test_every_thins_on_the_host_what_a_step_over_a_submodule_sends(setup):
 
     class Outer(nnx.Module):
         def __init__(self):
-            self.inner = Net(nnx.Rngs(0))
+            self.inner = PerturbedMLP(nnx.Rngs(0))
 
     outer = Outer()
     with watch(outer, every=4, display=False) as w:
@@ -320,7 +306,7 @@ def test_every_kept_row_holds_its_own_step_after_a_long_unread_stretch():
     # Hundreds of steps queued before one settle are recorded in parts; a
     # part may end on a step the next one replaces. Each kept row must still
     # hold the values of the step it names, with no gap between.
-    model = Net(nnx.Rngs(0))
+    model = PerturbedMLP(nnx.Rngs(0))
     step = nnx.jit(lambda model, x: model(x))
     inputs = [jnp.full((2, 4), i / 100) for i in range(600)]
     with watch(model, keep_steps=64, display=False) as w:
@@ -367,7 +353,7 @@ def test_grads_on_a_model_that_never_perturbs_warn_once_naming_perturb():
         warnings.simplefilter("error", JaxCaptureWarning)
         with watch(model, display=False):
             step(model, x)
-        perturbs = Net(nnx.Rngs(0))
+        perturbs = PerturbedMLP(nnx.Rngs(0))
         with watch(perturbs, grads=True, display=False):
             nnx.grad(loss_fn)(perturbs, jnp.ones((8, 4)), jnp.ones((8, 1)))
 
@@ -783,7 +769,7 @@ def test_a_watch_nobody_shows_makes_no_widget_until_asked(setup):
     [(KeyboardInterrupt, "interrupted at step 4"), (ValueError, "stopped by ValueError at step 4")],
 )
 def test_a_run_stopped_early_says_so_where_one_that_ended_says_done(error, said):
-    model = Net(nnx.Rngs(0))
+    model = PerturbedMLP(nnx.Rngs(0))
     with pytest.raises(error), watch(model, display=False) as w:
         for step in range(10):
             model(jnp.ones((2, 4)))

@@ -441,7 +441,7 @@ def check_compare_modes_on_a_float64_model():
     from jaxcapture_nb import compare_modes
     from jaxcapture_nb._widgets.compare_view import CompareView
 
-    class Net(nnx.Module):
+    class Float64NormDropout(nnx.Module):
         def __init__(self, rngs):
             kw = {"param_dtype": jnp.float64, "dtype": jnp.float64}
             self.linear = nnx.Linear(4, 8, rngs=rngs, **kw)
@@ -454,7 +454,7 @@ def check_compare_modes_on_a_float64_model():
             self.sow(nnx.Intermediate, "big", h * 1e300)
             return h.sum()
 
-    model = Net(nnx.Rngs(0))
+    model = Float64NormDropout(nnx.Rngs(0))
     x = jax.random.normal(jax.random.key(2), (32, 4), jnp.float64)
     result = compare_modes(model, x, bins=BINS)
     assert result.modes == ["train", "eval"], result.modes

@@ -29,7 +29,7 @@ def _():
 
 @app.cell
 def _(jax, jnp, nnx):
-    class Net(nnx.Module):
+    class ModeSwitchingRegressor(nnx.Module):
         """Modes to switch (BatchNorm, Dropout) and a 2-D value to draw as a heatmap."""
 
         def __init__(self, rngs):
@@ -43,10 +43,10 @@ def _(jax, jnp, nnx):
             self.sow(nnx.Intermediate, "hidden", h)
             return self.head(h)
 
-    model = Net(nnx.Rngs(0))
+    model = ModeSwitchingRegressor(nnx.Rngs(0))
     x = jax.random.normal(jax.random.key(1), (32, 4))
     y = jnp.sin(x.sum(axis=1, keepdims=True))
-    return Net, model, x, y
+    return ModeSwitchingRegressor, model, x, y
 
 
 @app.cell
@@ -117,8 +117,8 @@ def _(jax, jnp, mo, nnx):
 
 
 @app.cell
-def _(Net, jnp, nnx, optax, os, time, watch, x, y):
-    live_model = Net(nnx.Rngs(2))
+def _(ModeSwitchingRegressor, jnp, nnx, optax, os, time, watch, x, y):
+    live_model = ModeSwitchingRegressor(nnx.Rngs(2))
     optimizer = nnx.Optimizer(live_model, optax.adam(1e-2), wrt=nnx.Param)
 
     @nnx.jit

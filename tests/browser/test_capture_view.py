@@ -18,7 +18,7 @@ SETUP = """
 import jax, jax.numpy as jnp
 from flax import nnx
 
-class Net(nnx.Module):
+class ConvWithOddValues(nnx.Module):
     def __init__(self, rngs):
         self.conv = nnx.Conv(1, 4, kernel_size=(3, 3), rngs=rngs)
         self.head = nnx.Linear(4 * 8 * 8, 10, rngs=rngs)
@@ -33,7 +33,7 @@ class Net(nnx.Module):
         self.sow(nnx.Intermediate, "all_nan", jnp.full((4, 6), jnp.nan))
         return logits
 
-model = Net(nnx.Rngs(0))
+model = ConvWithOddValues(nnx.Rngs(0))
 x = jax.random.normal(jax.random.key(1), (2, 8, 8, 1))
 """
 
@@ -126,7 +126,7 @@ def open_capture_view(lab, browser, name: str, setup: str):
 
 @pytest.fixture(scope="module")
 def net(lab, browser):
-    """One page running the Net notebook, its CaptureView drawn."""
+    """One page running SETUP (the ConvWithOddValues model), its CaptureView drawn."""
     page = open_capture_view(lab, browser, "capture_view.ipynb", SETUP)
     yield page
     page.close()

@@ -9,7 +9,7 @@ import jax
 from flax import nnx
 from jaxcapture_nb import compare_modes
 
-class Net(nnx.Module):
+class LinearNormDropout(nnx.Module):
     def __init__(self, rngs):
         self.linear = nnx.Linear(4, 8, rngs=rngs)
         self.bn = nnx.BatchNorm(8, rngs=rngs)
@@ -18,7 +18,7 @@ class Net(nnx.Module):
     def __call__(self, x):
         return self.dropout(self.bn(self.linear(x)))
 
-model = Net(nnx.Rngs(0))
+model = LinearNormDropout(nnx.Rngs(0))
 x = jax.random.normal(jax.random.key(1), (64, 4))
 compare_modes(model, x).show()
 """

@@ -4,16 +4,18 @@ import nbformat
 import pytest
 from lab import open_and_run, wait_for_finished_watch
 from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, screenshot, set_theme
+from training import mse_train_step, source_text
 
 # 240 steps, every one recorded, on a new batch each step, so the
 # percentiles move from step to step as in real training. Five sites: two
 # perturbed values and their gradients, and the output.
-EVERY_STEP = """
+EVERY_STEP = (
+    """
 import jax, jax.numpy as jnp, optax
 from flax import nnx
 from jaxcapture_nb import watch
 
-class Net(nnx.Module):
+class ThreeLayerPerturbedMLP(nnx.Module):
     def __init__(self, rngs):
         self.first = nnx.Linear(8, 64, rngs=rngs)
         self.second = nnx.Linear(64, 64, rngs=rngs)
@@ -26,21 +28,20 @@ class Net(nnx.Module):
         self.sow(nnx.Intermediate, "out", out)
         return out
 
-model = Net(nnx.Rngs(0))
+model = ThreeLayerPerturbedMLP(nnx.Rngs(0))
 optimizer = nnx.Optimizer(model, optax.adam(3e-3), wrt=nnx.Param)
 
-@nnx.jit
-def train_step(model, optimizer, x, y):
-    loss, grads = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
-    optimizer.update(model, grads)
-    return loss
+"""
+    + source_text(mse_train_step)
+    + """
 
 with watch(model, grads=True) as w:
     for step in range(240):
         x = jax.random.normal(jax.random.key(step), (64, 8))
-        w.log(step=step, loss=train_step(model, optimizer, x, jnp.sin(x.sum(axis=1, keepdims=True))))
+        w.log(step=step, loss=mse_train_step(model, optimizer, x, jnp.sin(x.sum(axis=1, keepdims=True))))
 print("recorded", w.view._progress["recorded"])
 """
+)
 
 ROOT = ".jcnb-live"
 OVER = ".jcnb-live-card[data-site='0'] canvas.jcnb-live-over"

@@ -2,6 +2,7 @@
 
 from lab import wait_for_finished_watch
 from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, screenshot, set_theme
+from training import mse_train_step, source_text
 
 SETUP = """
 import os, time
@@ -9,7 +10,7 @@ import jax, jax.numpy as jnp, optax
 from flax import nnx
 from jaxcapture_nb import watch
 
-class Net(nnx.Module):
+class MarkupNamedMLP(nnx.Module):
     def __init__(self, rngs):
         self.first = nnx.Linear(8, 32, rngs=rngs)
         self.second = nnx.Linear(32, 1, rngs=rngs)
@@ -21,17 +22,12 @@ class Net(nnx.Module):
         self.sow(nnx.Intermediate, "out", out)
         return out
 
-model = Net(nnx.Rngs(0))
+model = MarkupNamedMLP(nnx.Rngs(0))
 optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
 x = jax.random.normal(jax.random.key(1), (64, 8))
 y = jnp.sin(x.sum(axis=1, keepdims=True))
 
-@nnx.jit
-def train_step(model, optimizer, x, y):
-    loss, grads = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
-    optimizer.update(model, grads)
-    return loss
-"""
+""" + source_text(mse_train_step)
 
 # Waits for the file `start-training` before the first step (the test looks
 # at the view before any row exists), then trains until the test creates
@@ -42,7 +38,7 @@ with watch(model, keep_steps=64) as w:
     while not os.path.exists("start-training"):
         time.sleep(0.05)
     while step < 1_000_000 and not os.path.exists("stop-training"):
-        loss = train_step(model, optimizer, x, y)
+        loss = mse_train_step(model, optimizer, x, y)
         w.log(step=step, loss=loss)
         step += 1
 print("sent", w.view._progress["seen"], w.view._progress["recorded"])

@@ -12,7 +12,7 @@ import jax, jax.numpy as jnp
 from flax import nnx
 from jaxcapture_nb import compare_modes, mode_panel
 
-class Net(nnx.Module):
+class NormDropoutAttention(nnx.Module):
     def __init__(self, rngs):
         self.linear = nnx.Linear(4, 8, rngs=rngs)
         self.bn = nnx.BatchNorm(8, rngs=rngs)
@@ -22,7 +22,7 @@ class Net(nnx.Module):
     def __call__(self, x):
         return self.attention(self.dropout(self.bn(self.linear(x))), deterministic=True)
 
-model = Net(nnx.Rngs(0))
+model = NormDropoutAttention(nnx.Rngs(0))
 x = jax.random.normal(jax.random.key(1), (16, 3, 4))
 """
 

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from flax import nnx
 from jaxcapture_nb import capture, watch
 
-class Net(nnx.Module):
+class TwoLayerMLP(nnx.Module):
     def __init__(self, rngs):
         self.first = nnx.Linear(8, 16, rngs=rngs)
         self.second = nnx.Linear(16, 2, rngs=rngs)
@@ -30,7 +30,7 @@ class Net(nnx.Module):
         self.sow(nnx.Intermediate, "hidden", h)
         return self.second(h)
 
-model = Net(nnx.Rngs(0))
+model = TwoLayerMLP(nnx.Rngs(0))
 x = jnp.linspace(-1.0, 1.0, 64).reshape(8, 8)
 """,
     """

@@ -4,53 +4,41 @@ import json
 import pathlib
 import re
 
+from models import HiddenAndOutputMLP
 from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, no_raw_controls, screenshot, set_theme
+from training import mse_train_step, source_text
 
-RUNS = """
+RUNS = (
+    """
 import pathlib, tempfile
 import jax, jax.numpy as jnp, optax
 from flax import nnx
 from IPython.display import display
 from jaxcapture_nb import compare_runs, open_run, overlay_runs, watch
 
-class Net(nnx.Module):
-    def __init__(self, rngs):
-        self.first = nnx.Linear(8, 32, rngs=rngs)
-        self.second = nnx.Linear(32, 1, rngs=rngs)
-
-    def __call__(self, x):
-        h = nnx.relu(self.first(x))
-        self.sow(nnx.Intermediate, "hidden", h)
-        out = self.second(h)
-        self.sow(nnx.Intermediate, "out", out)
-        return out
-
+"""
+    + source_text(HiddenAndOutputMLP, mse_train_step)
+    + """
 x = jax.random.normal(jax.random.key(1), (64, 8))
 y = jnp.sin(x.sum(axis=1, keepdims=True))
 logs = pathlib.Path(tempfile.mkdtemp())
 
 def train(learning_rate, overlay=None):
-    model = Net(nnx.Rngs(0))
+    model = HiddenAndOutputMLP(nnx.Rngs(0), features=8, hidden=32)
     optimizer = nnx.Optimizer(model, optax.sgd(learning_rate), wrt=nnx.Param)
-
-    @nnx.jit
-    def step(model, optimizer):
-        loss, grads = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
-        optimizer.update(model, grads)
-        return loss
-
     log_dir = None if overlay else logs / f"lr-{learning_rate}"
     with watch(model, log_dir=log_dir, display=False) as w:
         if overlay:
             display(overlay_runs({**overlay, f"lr {learning_rate} (live)": w}))
         for i in range(30):
-            w.log(step=i, loss=step(model, optimizer))
+            w.log(step=i, loss=mse_train_step(model, optimizer, x, y))
 
 train(0.01)
 train(0.2)
 slow, fast = open_run(logs / "lr-0.01"), open_run(logs / "lr-0.2")
 slow
 """
+)
 
 COMPARE = 'compare_runs({"lr 0.01": slow, "lr 0.2": fast})'
 OVERLAY = 'overlay_runs({"lr 0.01": logs / "lr-0.01", "lr 0.2": logs / "lr-0.2"})'
