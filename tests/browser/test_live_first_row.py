@@ -17,7 +17,7 @@ from jaxcapture_nb._widgets import live_view
 live_view.BASE_SECONDS = 0.0
 with watch(model, every=50, total=120) as w:
     for step in range(120):
-        w.log(step=step, loss=train_step(model, optimizer, x, y))
+        w.log(step=step, loss=mse_train_step(model, optimizer, x, y))
     print("trained", step + 1)
     display(w.view)
     while not os.path.exists("stop-first-row"):
