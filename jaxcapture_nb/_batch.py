@@ -33,6 +33,7 @@ import numpy as np
 from jaxcapture_nb._histogram import _histogram
 from jaxcapture_nb._kernels import SLOTS, TINY, ZERO, Found, edges, index_all_finite
 from jaxcapture_nb._passes import careful_pass, statistics, with_zeros_in_their_bin
+from jaxcapture_nb._reduced import keyed_jit
 
 # Elements per row. A value's last row is padded, so small values waste up
 # to this many elements each; a row reduction of this width vectorizes well.
@@ -218,7 +219,7 @@ class Rows:
 
 
 def summarize_batch(values: list[jax.Array], bins: int) -> tuple[jax.Array, jax.Array]:
-    """The ``stats`` ``[n, 6]`` and ``counts`` ``[n, 5 + bins]`` of non-empty float arrays of one float type.
+    """The ``stats`` ``[n, 6 + k]`` and ``counts`` ``[n, 5 + bins]`` of non-empty float arrays of one float type (see :class:`~jaxcapture_nb.Summary`).
 
     Args:
       values: float32 or float64 arrays (all of one type) of any shapes,
@@ -235,7 +236,7 @@ def summarize_batch(values: list[jax.Array], bins: int) -> tuple[jax.Array, jax.
 
 
 def summarize_table(table: jax.Array, layout: Layout, bins: int) -> tuple[jax.Array, jax.Array]:
-    """The ``stats`` ``[count, 6]`` and ``counts`` ``[count, 5 + bins]`` of the values laid out in ``table``.
+    """The ``stats`` ``[count, 6 + k]`` and ``counts`` ``[count, 5 + bins]`` of the values laid out in ``table``.
 
     Slots of ``layout`` with no value get NaN statistics and zero counts.
     """
@@ -381,8 +382,7 @@ def nonfinite_values(rows: np.ndarray, sizes: Sequence[int] | np.ndarray) -> np.
     return np.logical_or.reduceat(rows[: int(per_value.sum())], starts)
 
 
-@functools.partial(jax.jit, static_argnames=("bins", "careful"))
-def packed_rows(table: jax.Array, layout: Layout, bins: int, careful: bool = True) -> jax.Array:
+def _packed_rows(table: jax.Array, layout: Layout, bins: int, careful: bool = True) -> jax.Array:
     """One packed row (see :func:`pack`) per slot of ``layout``, as ``[*lead, count, width]``.
 
     ``table`` is ``[*lead, rows, CHUNK]``: tables stacked by ``scan`` or
@@ -425,6 +425,9 @@ def packed_rows(table: jax.Array, layout: Layout, bins: int, careful: bool = Tru
     if not careful:
         packed = packed.at[:, -1, 0].set(jnp.any(marked.reshape(copies, count), axis=1).astype(jnp.int32))
     return packed.reshape(*lead, count, packed.shape[-1])
+
+
+packed_rows = keyed_jit(_packed_rows, ("bins", "careful"))
 
 
 def needs_careful(quick: np.ndarray) -> bool:

@@ -25,6 +25,7 @@ from jaxcapture_nb._float32 import (
     unscaled,
 )
 from jaxcapture_nb._kernels import ILL_CONDITIONED, NAN, NEGINF, POSINF, ZERO, Found, edges, index_careful
+from jaxcapture_nb._reduced import reduced_means
 
 
 class Segments(Protocol):
@@ -104,7 +105,7 @@ def careful_pass(v: jax.Array, segments: Segments, bins: int) -> Found:
 def statistics(
     v: jax.Array, sizes: jax.Array | int, found: Found, segments: Segments, bins: int, quick: bool = False
 ) -> tuple[jax.Array, jax.Array]:
-    """Each value's ``stats`` (min, max, mean, std, lo, hi) and ``counts`` rows, from what a pass found.
+    """Each value's ``stats`` (min, max, mean, std, lo, hi, the reduced ones) and ``counts`` rows, from what a pass found.
 
     Args:
       v: the values' elements, as the pass read them.
@@ -118,7 +119,11 @@ def statistics(
     """
     count, counts = counted(found.slots, sizes, bins)
     mean, std = moments(v, found, count, segments, quick)
-    return stats_row([found.lo, found.hi, mean, std, found.lo_edge, found.hi_edge], count, v.dtype), counts
+    # The quick program's values are finite: its rows matter for no others.
+    finite = segments.inside if quick else _finite(v, segments)
+    reduced = reduced_means(v, finite, count, segments.sum, v.dtype)
+    pass_stats = [found.lo, found.hi, mean, std, found.lo_edge, found.hi_edge]
+    return stats_row(pass_stats, reduced, count, v.dtype), counts
 
 
 def counted(slots: jax.Array, sizes: jax.Array | int, bins: int) -> tuple[jax.Array, jax.Array]:
@@ -129,11 +134,18 @@ def counted(slots: jax.Array, sizes: jax.Array | int, bins: int) -> tuple[jax.Ar
     return count, jnp.concatenate([firsts, slots[..., :bins]], axis=-1).astype(jnp.int32)
 
 
-def stats_row(stats: list[jax.Array], count: jax.Array, dtype: Any) -> jax.Array:
-    """Each value's ``stats`` row: min, max, mean and std (NaN without finite values), lo and hi."""
+def stats_row(
+    pass_stats: list[jax.Array], reduced: list[jax.Array], count: jax.Array, dtype: Any
+) -> jax.Array:
+    """Each value's ``stats`` row: min, max, mean, std, lo, hi, then the reduced statistics.
+
+    All but the range's edges are NaN for a value without finite elements.
+    """
     nan = jnp.asarray(jnp.nan, dtype)
     empty = count == 0
-    return jnp.stack([jnp.where(empty, nan, s) for s in stats[:4]] + stats[4:], axis=-1).astype(dtype)
+    stats = [jnp.where(empty, nan, s) for s in pass_stats[:4]] + pass_stats[4:]
+    stats += [jnp.where(empty, nan, s) for s in reduced]
+    return jnp.stack(stats, axis=-1).astype(dtype)
 
 
 def moments(

@@ -37,7 +37,15 @@ from jaxcapture_nb._tracing import is_traced
 MAGIC = b"jaxcapture_nb compiled program 1\n"
 # The modules whose code the summary program is traced from: a change to
 # any of them makes every kept program stale.
-PROGRAM_SOURCES = ("_batch.py", "_float32.py", "_histogram.py", "_kernels.py", "_passes.py", "_summary.py")
+PROGRAM_SOURCES = (
+    "_batch.py",
+    "_float32.py",
+    "_histogram.py",
+    "_kernels.py",
+    "_passes.py",
+    "_reduced.py",
+    "_summary.py",
+)
 
 
 def cache_dir() -> pathlib.Path | None:

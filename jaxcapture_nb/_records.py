@@ -18,6 +18,7 @@ from flax import nnx
 
 from jaxcapture_nb import _schema
 from jaxcapture_nb._names import shown_name
+from jaxcapture_nb._reduced import PASS_FIELDS, float_fields
 from jaxcapture_nb._schema import type_name
 from jaxcapture_nb._summary import Summary
 
@@ -184,17 +185,21 @@ def flat_stats(summary: Summary) -> dict[str, float]:
         "neginf": int(s.neginf_count.sum()),
         "zero_pct": 100.0 * float(s.zero_count.sum()) / size if size else float("nan"),
     }
+    reduced = float_fields()[len(PASS_FIELDS) :]
     if n == 0:
-        return _schema.with_derived(stats | dict.fromkeys(("mean", "std", "min", "max"), math.nan))
+        return _schema.with_derived(stats | dict.fromkeys(("mean", "std", "min", "max", *reduced), math.nan))
     if not summary.stacked_shape:
-        return _schema.with_derived(stats | {k: float(getattr(s, k)) for k in ("mean", "std", "min", "max")})
+        return _schema.with_derived(
+            stats | {k: float(s.statistic(k)) for k in ("mean", "std", "min", "max", *reduced)}
+        )
     # Pool the per-slice statistics, in float64 so that E[x^2] - mean^2 does
-    # not cancel away the spread.
+    # not cancel away the spread. The reduced ones are means, pooled alike.
     weights = counts / n
     means, stds = s.mean.astype(np.float64), s.std.astype(np.float64)
     with np.errstate(invalid="ignore"):
         mean = float(np.nansum(weights * means))
         spread = float(np.nansum(weights * (np.square(stds) + np.square(means - mean))))
+        pooled = {k: float(np.nansum(weights * s.statistic(k).astype(np.float64))) for k in reduced}
     return _schema.with_derived(
         stats
         | {
@@ -203,6 +208,7 @@ def flat_stats(summary: Summary) -> dict[str, float]:
             "min": float(np.nanmin(s.min)),
             "max": float(np.nanmax(s.max)),
         }
+        | pooled
     )
 
 

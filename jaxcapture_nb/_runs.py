@@ -47,14 +47,21 @@ from jaxcapture_nb._event_reader import (
     histogram_value,
     problems_text,
 )
+from jaxcapture_nb._reduced import PASS_FIELDS, float_fields
 from jaxcapture_nb._stream import Stream, row_stats
 from jaxcapture_nb._summary import DEFAULT_BINS, Summary
 from jaxcapture_nb._tensorboard import histogram_edges, parse_site_tag, require
 from jaxcapture_nb._warnings import warn
 
 # The statistics a summary holds, which a row is made from; our logs write
-# them as scalars, with the derived ones, which are made again.
+# them as scalars, with the derived ones, which are made again. Those the
+# schema reduces on the device follow (see _summary_stats).
 _SUMMARY_STATS = ("mean", "std", "min", "max", "zero_pct", "nan", "posinf", "neginf")
+
+
+def _summary_stats() -> tuple[str, ...]:
+    """The logged statistics a row is made from: :data:`_SUMMARY_STATS` and the reduced ones."""
+    return (*_SUMMARY_STATS, *(s.key for s in _schema.reduced_stats()))
 
 
 def open_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_steps: int = 500) -> Any:
@@ -111,7 +118,7 @@ def read_log(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
     stream = Stream(bins=bins, include=None, every=1, keep_steps=keep_steps, grads=False)
     site_stats = {f"{tag}/{s.key}" for tag in histograms for s in _schema.STATS}
     for order, (tag, found) in enumerate(histograms.items()):
-        stats = {key: scalars.get(f"{tag}/{key}") for key in _SUMMARY_STATS}
+        stats = {key: scalars.get(f"{tag}/{key}") for key in _summary_stats()}
         _fill_site(stream, order, tag, found, stats)
     for tag, found in scalars.items():
         if tag not in site_stats:
@@ -427,6 +434,8 @@ def _summaries(
         for key, v in (("min", least), ("max", most), ("mean", mean), ("std", std))
     }
     derived |= {key: np.zeros(len(evens)) for key in ("nan", "posinf", "neginf", "zero_pct")}
+    # A histogram does not give what the schema reduces: only its log does.
+    derived |= {key: np.full(len(evens), math.nan) for key in float_fields()[len(PASS_FIELDS) :]}
     at_steps = np.array(steps, np.int64)
     for key, given in logged.items():
         if given is not None and key in derived:
@@ -438,7 +447,8 @@ def _summaries(
     zero_pct = derived["zero_pct"]
     finite = np.isfinite(zero_pct)
     zeros = np.where(finite, np.round(np.where(finite, zero_pct, 0.0) * size / 100), 0).astype(np.int64)
-    stats = np.stack([derived["min"], derived["max"], derived["mean"], derived["std"], lo, hi], axis=1)
+    derived |= {"lo": lo, "hi": hi}
+    stats = np.stack([derived[key] for key in float_fields()], axis=1)
     counts = np.concatenate([count[:, None], nonfinite, zeros[:, None], hists], axis=1)
     return Summary(stats=stats, counts=counts, shape=(), dtype="float32"), size
 

@@ -2,9 +2,11 @@
 
 The text tables, the script-free HTML saved with notebooks, ``plot()`` and
 the widgets all read this module, and each widget sends :func:`as_json` to
-its front end once, so a new statistic is one entry in :data:`STATS`. Views
-read the module's names when they draw (``_schema.STATS``, not a copy taken
-at import), so a statistic added at run time reaches them too.
+its front end once, so a new statistic is one entry in :data:`STATS`,
+computed from the others on the host (``derive``) or from the values on
+the device (``reduce``, see :mod:`jaxcapture_nb._reduced`). Views read the
+module's names when they draw (``_schema.STATS``, not a copy taken at
+import), so a statistic added at run time reaches them too.
 
 Example:
   >>> [s.key for s in table_stats()]
@@ -61,6 +63,12 @@ class Stat:
         one group of columns per mode (its detail table shows them all).
       derive: computes it from the other statistics of the site (a dict of
         key to value); None for those a summary holds.
+      reduce: computes it on the device, as the mean over a value's finite
+        elements of what it gives for each element: ``lambda v: 100.0 *
+        (jnp.abs(v) > 1)`` is the percentage of them above 1 in magnitude.
+        A summary holds it; a mean of slices pools by their counts, as the
+        mean does. None for the others. Add it before a watched training
+        step is first compiled: one compiled before does not compute it.
     """
 
     key: str
@@ -70,6 +78,7 @@ class Stat:
     column: bool = False
     compact: bool = False
     derive: Callable[[Mapping[str, float]], float] | None = None
+    reduce: Callable[[Any], Any] | None = None
 
     def text(self, stats: Mapping[str, float]) -> str:
         """Its value among ``stats``, written as the tables write it."""
@@ -154,15 +163,21 @@ def compare_columns() -> tuple[str, ...]:
     return (*(s.key for s in table_stats()), "nan")
 
 
+def reduced_stats() -> tuple[Stat, ...]:
+    """The statistics computed on the device beside the pass's (those with a ``reduce``), in order."""
+    return tuple(s for s in STATS if s.reduce is not None)
+
+
 def live_columns() -> tuple[str, ...]:
-    """The columns of a live row: :data:`LIVE_STAT_KEYS`, the derived statistics, then ``p0`` .. ``p100``.
+    """The columns of a live row: :data:`LIVE_STAT_KEYS`, the reduced and the derived statistics, then ``p0`` .. ``p100``.
 
     Example:
       >>> live_columns()[-10:]
       ('hi', 'p0', 'p7', 'p16', 'p31', 'p50', 'p69', 'p84', 'p93', 'p100')
     """
     derived = (s.key for s in STATS if s.derive is not None)
-    return (*LIVE_STAT_KEYS, *derived, *(f"p{q}" for q in PERCENTILES))
+    reduced = (s.key for s in reduced_stats())
+    return (*LIVE_STAT_KEYS, *reduced, *derived, *(f"p{q}" for q in PERCENTILES))
 
 
 def with_derived(stats: dict[str, float]) -> dict[str, float]:

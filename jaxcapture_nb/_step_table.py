@@ -25,6 +25,7 @@ import numpy as np
 from jaxcapture_nb._batch import CHUNK, Layout, device_layout, needs_careful, packed_rows, table_size
 from jaxcapture_nb._hosts import fetch_all
 from jaxcapture_nb._program_cache import compile_and_keep, load_kept, load_or_compile, usable
+from jaxcapture_nb._reduced import statistics_key
 from jaxcapture_nb._summary import Summary, unpack_summary
 
 
@@ -179,9 +180,9 @@ def summary_program(shape: tuple[int, ...], layout: Layout, dtype: Any, bins: in
     program = _programs.get(key)
     if program is None:
         args = (jax.ShapeDtypeStruct(shape, dtype), layout)
-        static = {"bins": bins, "careful": careful}
+        static = {"bins": bins, "careful": careful, "statistics": statistics_key()}
         program = _programs[key] = (
-            load_or_compile("packed_rows", packed_rows, args, None, **static)
+            load_or_compile("packed_rows", packed_rows.jitted, args, None, **static)
             if careful
             else _quick_program(key, args, static)
         )
@@ -196,7 +197,7 @@ def _quick_program(key: tuple[Any, ...], args: tuple[Any, ...], static: dict[str
     lowered = None
     program = load_kept("packed_rows", args, QUICK_COMPILE, **static)
     if program is None:
-        lowered = packed_rows.lower(*args, **static)
+        lowered = packed_rows.jitted.lower(*args, **static)
         program = compile_and_keep("packed_rows", lowered, args, QUICK_COMPILE, **static)
     with _compiles_lock:
         _unoptimized[key] = (lowered, args, static, 0)
@@ -222,7 +223,7 @@ def used_quick_program(key: tuple[Any, ...]) -> None:
     def build() -> None:
         with contextlib.suppress(Exception):  # the quick build goes on serving
             if lowered is None:
-                _programs[key] = load_or_compile("packed_rows", packed_rows, args, None, **static)
+                _programs[key] = load_or_compile("packed_rows", packed_rows.jitted, args, None, **static)
             else:  # XLA compiles without Python's lock; lowering again would hold it
                 _programs[key] = compile_and_keep("packed_rows", lowered, args, None, **static)
 
@@ -242,7 +243,7 @@ QUICK_COMPILE = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitte
 
 
 def _program_key(shape: tuple[int, ...], count: int, dtype: Any, bins: int, careful: bool) -> tuple[Any, ...]:
-    return (tuple(shape), count, np.dtype(dtype), bins, careful)
+    return (tuple(shape), count, np.dtype(dtype), bins, statistics_key(), careful)
 
 
 def _compile(sizes: tuple[int, ...], dtype: Any, bins: int) -> None:

@@ -48,10 +48,10 @@ from jaxcapture_nb._names import quoted
 from jaxcapture_nb._protocols import BackendDrains, Delivery, PackedRow, RunWriter
 from jaxcapture_nb._recorder import Include, _site_filter, include_key, site_label
 from jaxcapture_nb._records import flat_stats
+from jaxcapture_nb._reduced import float_fields
 from jaxcapture_nb._row_grid import RowGrid
 from jaxcapture_nb._step_table import PackedRows, StepTable, TableSite, sizes_of
 from jaxcapture_nb._summary import (
-    FLOAT_FIELDS,
     INT_FIELDS,
     Summary,
     _stats_words,
@@ -93,10 +93,10 @@ class RowLayout:
         index = self.columns.index
         self.mean, self.zero_pct = index("mean"), index("zero_pct")
         # Where a summary's float statistics and its non-finite counts go.
-        self.floats = [index(name) for name in FLOAT_FIELDS]
+        self.floats = [index(name) for name in float_fields()]
         self.nonfinite = [index(name) for name in _schema.NONFINITE_KEYS]
         self.first_percentile = index(f"p{self.percentiles[0]}")
-        self.derived_columns = slice(len(_schema.LIVE_STAT_KEYS), self.first_percentile)
+        self.derived_columns = slice(self.floats[-1] + 1, self.first_percentile)
         self.derived = self.columns[self.derived_columns]
 
 
@@ -207,9 +207,10 @@ def row_stats(summaries: Summary, sizes: np.ndarray, layout: RowLayout | None = 
 def _derived_rows(summaries: Summary, zero_pct: np.ndarray, layout: RowLayout) -> np.ndarray:
     """The derived statistics of stacked summaries, one row each, from what ``flat_stats`` holds."""
     counts = summaries.counts
-    fields = {
-        name: np.asarray(getattr(summaries, name), np.float64) for name in ("mean", "std", "min", "max")
+    floats = {
+        name: summaries.stats[:, i] for i, name in enumerate(float_fields()) if name not in ("lo", "hi")
     }
+    fields = {name: np.asarray(values, np.float64) for name, values in floats.items()}
     fields |= dict(zip(_schema.NONFINITE_KEYS, counts[:, _NONFINITE_FIELDS].T, strict=True))
     fields |= {"count": counts[:, INT_FIELDS.index("count")], "zero_pct": zero_pct}
     rows = []

@@ -35,6 +35,7 @@ from jaxcapture_nb._passes import (
     stats_row,
     with_zeros_in_their_bin,
 )
+from jaxcapture_nb._reduced import PASS_FIELDS, float_fields, keyed_jit, reduced_means
 from jaxcapture_nb._tracing import is_tracer
 
 DEFAULT_BINS = 64
@@ -42,15 +43,14 @@ DEFAULT_BINS = 64
 MAX_BINS = 1 << 16
 
 
-# The statistics a summary holds, in the order of its two arrays: floats in
-# ``stats``, counts (then the histogram) in ``counts``.
-FLOAT_FIELDS = ("min", "max", "mean", "std", "lo", "hi")
+# The counts a summary holds, in the order of its ``counts`` array (the
+# histogram follows them); its floats are ``_reduced.float_fields()``.
 INT_FIELDS = ("count", "nan_count", "posinf_count", "neginf_count", "zero_count")
 
 
 def _column(array: str, name: str, doc: str) -> property:
     """A read-only statistic: column ``name`` of ``array``, a scalar for an unstacked summary."""
-    i = (FLOAT_FIELDS if array == "stats" else INT_FIELDS).index(name)
+    i = (PASS_FIELDS if array == "stats" else INT_FIELDS).index(name)
 
     def read(self: Summary) -> Any:
         table = getattr(self, array)
@@ -77,7 +77,9 @@ class Summary:
     :attr:`stacked_shape`.
 
     Attributes:
-      stats: float32 ``[..., 6]``: min, max, mean, std, lo and hi.
+      stats: float32 ``[..., 6 + k]``: min, max, mean, std, lo and hi,
+        then the ``k`` statistics of the schema computed on the device (see
+        :mod:`jaxcapture_nb._reduced`), which :meth:`statistic` reads.
       counts: int32 ``[..., 5 + bins]``: count, nan_count, posinf_count,
         neginf_count, zero_count, then the histogram.
       shape: shape of the summarized array.
@@ -112,6 +114,10 @@ class Summary:
     posinf_count = _column("counts", "posinf_count", "Number of +Inf values.")
     neginf_count = _column("counts", "neginf_count", "Number of -Inf values.")
     zero_count = _column("counts", "zero_count", "Number of exact zeros.")
+
+    def statistic(self, key: str) -> Any:
+        """The statistic ``key`` of ``stats``, a float column, e.g. one the schema reduces on the device."""
+        return None if self.stats is None else self.stats[..., float_fields().index(key)][()]
 
     @property
     def hist(self) -> Any:
@@ -365,7 +371,8 @@ def _summarize_integers(x: jax.Array, bins: int) -> tuple[jax.Array, jax.Array]:
     count, counts = counted(slots, x.size, bins)
     offset_mean, std = moments(u, found, count, WHOLE)
     mean = jnp.clip(low + offset_mean, low, high)
-    return stats_row([low, high, mean, std, lo_edge, hi_edge], count, jnp.float64), counts
+    reduced = reduced_means(x, None, count, WHOLE.sum, jnp.float64)
+    return stats_row([low, high, mean, std, lo_edge, hi_edge], reduced, count, jnp.float64), counts
 
 
 def _exact_bin(offset: jax.Array, u: jax.Array, spread: jax.Array, width: jax.Array, bins: int) -> jax.Array:
@@ -473,7 +480,7 @@ def _parts(values: list[jax.Array], bins: int) -> list[tuple[list[int], Summary]
 # one summary written out per value, a step of eight such values compiled
 # in 0.71 s instead of 1.11 s and ran as fast; a loop over the values
 # stacked compiled in 0.43 s but ran 4.5 times slower, copying them.
-_large_summary = jax.jit(_summarize_array, static_argnames="bins")
+_large_summary = keyed_jit(_summarize_array, ("bins",))
 
 
 def step_tables(values: list[jax.Array]) -> list[tuple[list[int], jax.Array]]:
@@ -558,7 +565,7 @@ def row_width(stats_type: Any, bins: int) -> int:
 
 
 def _stats_words(stats_type: np.dtype) -> int:
-    return len(FLOAT_FIELDS) * stats_type.itemsize // 4
+    return len(float_fields()) * stats_type.itemsize // 4
 
 
 def _kinds(dtypes: list[Any]) -> dict[np.dtype, list[int]]:
@@ -635,7 +642,7 @@ def packed_summary(x: jax.Array, bins: int) -> jax.Array:
 # once per set of shapes and hold a copy of the summary per value, where this
 # compiles once per shape and type, and a program that stacked alike values
 # to loop over them spent three times the summaries' own time on the copy.
-packed_row = jax.jit(packed_summary, static_argnames="bins")
+packed_row = keyed_jit(packed_summary, ("bins",))
 
 
 def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summary:

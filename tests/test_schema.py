@@ -6,6 +6,7 @@ import json
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 from flax import nnx
 
@@ -126,3 +127,78 @@ def test_a_derived_statistic_that_cannot_be_computed_is_nan(monkeypatch):
     broken = dataclasses.replace(ABSMAX, derive=lambda st: st["missing"])
     monkeypatch.setattr(_schema, "STATS", (*_schema.STATS, broken))
     assert np.isnan(_schema.with_derived({})["absmax"])
+
+
+# The share of values above 1 in magnitude: computed on the device, one
+# entry of the schema, like a derived statistic.
+BIG_PCT = _schema.Stat(
+    "big_pct", "|x| > 1 %", "|x|>1%", "percent", column=True, reduce=lambda v: 100.0 * (jnp.abs(v) > 1)
+)
+
+
+def share_above_one(values) -> float:
+    finite = np.asarray(values, np.float64)
+    finite = finite[np.isfinite(finite)]
+    return 100.0 * float(np.mean(np.abs(finite) > 1))
+
+
+def test_a_statistic_reduced_on_the_device_reaches_summaries_views_pictures_and_logs(monkeypatch, tmp_path):
+    from tensorboard.backend.event_processing import event_accumulator
+
+    from jaxcapture_nb import open_run
+    from tests.models import PerturbedMLP
+    from tests.training import watched_training
+
+    values = jnp.array([0.5, -2.0, 3.0, jnp.nan, 0.0, 1.0])
+    before = summarize(values)
+    monkeypatch.setattr(_schema, "STATS", (*_schema.STATS, BIG_PCT))
+
+    # summarize: the one-array program compiled before is traced again; a
+    # table of small values, a stacked summary and a user's jit agree.
+    after = summarize(values)
+    assert before.stats.shape == (6,) and after.stats.shape == (7,)
+    assert float(after.statistic("big_pct")) == pytest.approx(40.0)
+    np.testing.assert_array_equal(after.stats[:6], before.stats)
+    many = summarize({"a": values, "b": jnp.arange(-3.0, 3.0), "c": jnp.ones((300, 300)) * 2})
+    assert [float(s.statistic("big_pct")) for s in many.values()] == pytest.approx([40.0, 50.0, 100.0])
+    stacked = jax.vmap(summarize)(jnp.arange(-6.0, 6.0).reshape(3, 4))
+    assert stacked.statistic("big_pct").tolist() == pytest.approx([100.0, 25.0, 100.0])
+    assert float(jax.jit(summarize)(values).statistic("big_pct")) == pytest.approx(40.0)
+
+    # The text table, the widgets and their saved views.
+    model = LinearDropout(nnx.Rngs(0))
+    x = jnp.linspace(-2.0, 2.0, 24).reshape(8, 3)
+    with capture(model) as cap:
+        model(x)
+    expected = share_above_one(cap.records[0].value)
+    header, row = cap.table().splitlines()[:2]
+    assert header.split()[-2:] == ["|x|>1%", "nan/inf"]
+    assert row.split()[-2] == f"{expected:.1f}"
+    view = CaptureView(cap)
+    stats = np.frombuffer(view._stats, np.float64).reshape(len(cap.records), -1)
+    assert stats[0, view._stat_columns.index("big_pct")] == pytest.approx(expected, rel=1e-6)
+    assert "<th>|x|&gt;1%</th>" in view._repr_mimebundle_()[0]["text/html"]
+    comparison = compare_modes(model, x)
+    shown = CompareView(comparison)
+    assert "big_pct" in shown._stat_columns
+    assert comparison_html(comparison).count(">|x|&gt;1%</th>") == len(comparison.modes)
+    panel = mode_panel(model, inputs=(x,))
+    assert "big_pct" in panel._compare_stat_columns
+
+    # A watched training step (its values go through the step's table), its
+    # live rows and its TensorBoard log, and the log opened again.
+    model = PerturbedMLP(nnx.Rngs(0))
+    x, y = jax.random.normal(jax.random.key(1), (8, 4)), jnp.ones((8, 1))
+    with capture(model) as first_step:
+        model(x)
+    expected = share_above_one(first_step.records[0].value)
+    w = watched_training(model, optax.adam(1e-2), x, y, steps=3, log_dir=tmp_path)
+    (series,) = w.stream.series.values()
+    column = series.columns.index("big_pct")
+    assert series.stats[0, column] == pytest.approx(expected, rel=1e-6)
+    assert LiveView(w.stream)._stat_columns == list(series.columns)
+    log = event_accumulator.EventAccumulator(str(tmp_path), size_guidance={"scalars": 0}).Reload()
+    logged = [e.value for e in log.Scalars("act/big_pct")]
+    np.testing.assert_array_equal(np.float32(logged), series.stats[: series.size, column])
+    (opened,) = open_run(tmp_path).stream.series.values()
+    np.testing.assert_array_equal(opened.stats[: opened.size, column], series.stats[: series.size, column])

@@ -75,11 +75,11 @@ def test_models_of_other_shapes_reuse_one_compiled_summary_program(block):
         return list(c.stream.series.values()) if block == "watch" else c.records
 
     run([4, 8, 8], 2)
-    compiled = packed_rows._cache_size()
+    compiled = packed_rows.jitted._cache_size()
     # Other widths, depths and batch sizes: new steps, and tables of the same size.
     for widths, batch in (([3, 5, 7, 9, 11], 3), ([16, 2], 5), ([6] * 9, 1)):
         assert len(run(widths, batch)) == len(widths) - 1
-    assert packed_rows._cache_size() == compiled
+    assert packed_rows.jitted._cache_size() == compiled
 
 
 def test_a_step_hands_its_small_values_over_as_one_table(monkeypatch):

@@ -87,24 +87,24 @@ def test_a_pytree_of_small_values_is_summarized_by_one_program_whatever_their_sh
     out = summarize(tree, bins=8)
     assert isinstance(out["a"], Summary) and out["b"][1] is None and out["b"][2] is None
     assert out["b"][0].dtype == "int32" and int(out["b"][0].count) == 3
-    compiled = packed_rows._cache_size()
+    compiled = packed_rows.jitted._cache_size()
     other = summarize(
         {"x": jnp.ones((7, 9)), "y": [jnp.arange(5.0)] * 4, "z": jnp.zeros(3, jnp.float16)}, bins=8
     )
-    assert packed_rows._cache_size() == compiled
+    assert packed_rows.jitted._cache_size() == compiled
     assert int(other["y"][3].count) == 5 and other["z"].dtype == "float16"
 
 
 def test_large_values_are_summarized_by_a_program_compiled_once_per_shape_and_type():
     n = (1 << 18) + 5
     tree = [jnp.ones(n), jnp.arange(n, dtype=jnp.float32), jnp.ones(3), jnp.ones(n, jnp.int32)]
-    before = packed_row._cache_size()
+    before = packed_row.jitted._cache_size()
     out = summarize(tree, bins=8)
-    assert packed_row._cache_size() == before + 2
+    assert packed_row.jitted._cache_size() == before + 2
     assert int(out[1].count) == n and float(out[1].max) == n - 1 and int(out[2].count) == 3
     assert out[3].dtype == "int32" and float(out[3].mean) == 1.0
     summarize([jnp.zeros(n), 2 * jnp.ones(n)], bins=8)
-    assert packed_row._cache_size() == before + 2
+    assert packed_row.jitted._cache_size() == before + 2
 
 
 def test_works_inside_jit_vmap_scan_and_nnx_jit():

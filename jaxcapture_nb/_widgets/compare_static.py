@@ -178,7 +178,7 @@ def comparison_html(comparison: Comparison) -> str:
         for m, label in enumerate(modes)
     )
     names = "".join(
-        f'<th style="{head};text-align:right{_SEPARATOR if j == 0 else ""}">{name}</th>'
+        f'<th style="{head};text-align:right{_SEPARATOR if j == 0 else ""}">{html.escape(name)}</th>'
         for _ in modes
         for j, (_, name) in enumerate(columns)
     )

@@ -178,7 +178,7 @@ def static_html(records: Sequence[Record], fills: Mapping[int, SiteFill] | None 
     rows = "".join(
         _row(record, show_type, len(headers), fills.get(i), bool(fills)) for i, record in enumerate(records)
     )
-    head = "".join(f"<th>{h}</th>" for h in headers)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     classes = "jcnb-static jcnb-typed" if show_type else "jcnb-static"
     return (
         f'{_stylesheet()}<table class="{classes}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
