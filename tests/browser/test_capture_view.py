@@ -752,7 +752,8 @@ def test_tuple_outputs_show_as_leaf_rows_and_masked_logits_draw_their_mask(open_
     screenshot(page, "capture_view_masked_logits")
 
 
-# A statistic added in Python before the capture: one entry of _schema.STATS.
+# Statistics added in Python before the capture, each one entry of
+# _schema.STATS: one derived from the others, one computed on the device.
 ABSMAX = """
 import jax.numpy as jnp
 from flax import nnx
@@ -763,6 +764,10 @@ _schema.STATS = (
     _schema.Stat(
         "absmax", "largest |x|", "absmax", column=True,
         derive=lambda st: max(abs(st["min"]), abs(st["max"])),
+    ),
+    _schema.Stat(
+        "big_pct", "|x| > 1 %", "|x|>1%", "percent", column=True,
+        reduce=lambda v: 100.0 * (jnp.abs(v) > 1),
     ),
 )
 
@@ -801,10 +806,13 @@ def test_a_statistic_added_in_python_is_a_column_with_its_label_and_value(open_n
     page.wait_for_selector(".jcnb-body-row")
     head = page.eval_on_selector_all(".jcnb-head span[data-key]", "cs => cs.map(c => c.dataset.key)")
     stats = [s.key for s in _schema.table_stats()]
-    assert head[head.index("mean") : head.index("mean") + len(stats) + 1] == [*stats, "absmax"]
+    assert head[head.index("mean") : head.index("mean") + len(stats) + 2] == [*stats, "absmax", "big_pct"]
     assert page.text_content(".jcnb-head span[data-key=absmax]") == "largest |x|"
+    assert page.text_content(".jcnb-head span[data-key=big_pct]") == "|x| > 1 %"
     cells = page.eval_on_selector(".jcnb-body-row", "r => [...r.children].map(c => c.textContent)")
     assert "6" in cells  # max(|-6|, |3|), written as the text table writes it
+    assert "83.3" in cells  # 10 of the 12 values, reduced on the device
+    screenshot(page, "capture_view_added_statistics")
     page.click(".jcnb-head span[data-key=absmax]")  # and it sorts
     assert page.get_attribute(".jcnb-root", "data-visible-rows") == "1"
 
