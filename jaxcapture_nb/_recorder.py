@@ -211,7 +211,7 @@ class Recorder(BackendDrains):
         with self._lock:
             for _, site, value in values:
                 if isinstance(value, PackedRow):
-                    value = unpack_summary(np.asarray(value.row), value.shape, value.dtype)
+                    value = unpack_summary(np.asarray(value.row), value.shape, value.dtype, self.bins)
                 if self.accepts(site.path, site.name):
                     self._add(site.path, site.var_type, site.name, value)
         self.warn_if_keeping_much()

@@ -191,7 +191,10 @@ def row_stats(summaries: Summary, sizes: np.ndarray, layout: RowLayout | None = 
     layout = layout or RowLayout()
     stats, counts = summaries.stats, summaries.counts
     out = np.empty((len(stats), len(layout.columns)), np.float32)
-    out[:, layout.floats] = saturated(stats)
+    # Rows of a program compiled before a statistic was added lack it.
+    made = min(stats.shape[1], len(layout.floats))
+    out[:, layout.floats[:made]] = saturated(stats[:, :made])
+    out[:, layout.floats[made:]] = np.nan
     out[:, layout.nonfinite] = counts[:, _NONFINITE_FIELDS]
     zeros = counts[:, INT_FIELDS.index("zero_count")]
     zero_pct = np.divide(100.0 * zeros, sizes, out=np.full(len(sizes), np.nan), where=sizes > 0)
@@ -915,7 +918,9 @@ class Stream(BackendDrains):
         ]
         made = self._table_statistics(tables, fetched, replaced)
         table_rows = iter(zip(fetched, made, replaced, strict=True))
-        on_host = [value if isinstance(value, _TableRows) else _on_host(value) for *_, value in arrived]
+        on_host = [
+            value if isinstance(value, _TableRows) else _on_host(value, self.bins) for *_, value in arrived
+        ]
         single = [value for value in on_host if _single(value)]
         if single:
             stacked = Summary(
@@ -1035,7 +1040,7 @@ class Stream(BackendDrains):
                 series.shape = site.shape
                 self.add_row(series, step, site.order, made[0][k], made[1][k])
                 continue
-            summary = unpack_summary(packed[..., k, :], site.shape, site.dtype)
+            summary = unpack_summary(packed[..., k, :], site.shape, site.dtype, self.bins)
             series.shape = (*summary.stacked_shape, *site.shape)
             self.add_row(series, step, site.order, *series.row_of(summary))
 
@@ -1103,12 +1108,12 @@ def _device_arrays(value: _Row | _TableRows | Summary) -> tuple[Any, ...]:
     return (value.stats, value.counts)
 
 
-def _on_host(value: _Row | Summary) -> Summary:
+def _on_host(value: _Row | Summary, bins: int) -> Summary:
     """An arrived packed row or summary, as a :class:`Summary` of NumPy arrays (a fetch, no device work)."""
     if isinstance(value, _Row):
         row = to_host(value.row)
         return unpack_summary(
-            row if value.slot is None else row[..., value.slot, :], value.shape, value.dtype
+            row if value.slot is None else row[..., value.slot, :], value.shape, value.dtype, bins
         )
     return value.to_numpy()
 

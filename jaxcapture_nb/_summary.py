@@ -116,8 +116,17 @@ class Summary:
     zero_count = _column("counts", "zero_count", "Number of exact zeros.")
 
     def statistic(self, key: str) -> Any:
-        """The statistic ``key`` of ``stats``, a float column, e.g. one the schema reduces on the device."""
-        return None if self.stats is None else self.stats[..., float_fields().index(key)][()]
+        """The statistic ``key`` of ``stats``, a float column, e.g. one the schema reduces on the device.
+
+        NaN for one added to the schema after the program that made this
+        summary was compiled.
+        """
+        if self.stats is None:
+            return None
+        i = float_fields().index(key)
+        if i >= np.shape(self.stats)[-1]:
+            return np.full(np.shape(self.stats)[:-1], np.nan, np.asarray(self.stats).dtype)[()]
+        return self.stats[..., i][()]
 
     @property
     def hist(self) -> Any:
@@ -645,15 +654,18 @@ def packed_summary(x: jax.Array, bins: int) -> jax.Array:
 packed_row = keyed_jit(packed_summary, ("bins",))
 
 
-def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any) -> Summary:
+def unpack_summary(row: np.ndarray, shape: tuple[int, ...], dtype: Any, bins: int | None = None) -> Summary:
     """The host :class:`Summary` of a packed row, for an array of ``shape`` and ``dtype``.
 
     Rows stacked by ``scan`` or ``vmap`` (leading axes) give a stacked summary.
+    Given its ``bins``, a row made by a program compiled before a statistic
+    was added to the schema (a training step) unpacks with the statistics it
+    has; :meth:`Summary.statistic` reads the others as NaN.
     """
     row = np.asarray(row, np.int32)
     name, note = _dtype_name_and_note(dtype)
     stats_type = stats_dtype(dtype)
-    words = _stats_words(stats_type)
+    words = _stats_words(stats_type) if bins is None else row.shape[-1] - len(INT_FIELDS) - bins
     return Summary(
         stats=row[..., :words].view(stats_type),
         counts=row[..., words:],

@@ -21,6 +21,7 @@ from jaxcapture_nb import (
     summarize,
     watch,
 )
+from jaxcapture_nb._records import flat_stats
 from jaxcapture_nb._stream import Stream
 from jaxcapture_nb._widgets.compare_static import comparison_html
 from jaxcapture_nb._widgets.static import static_html
@@ -202,3 +203,35 @@ def test_a_statistic_reduced_on_the_device_reaches_summaries_views_pictures_and_
     np.testing.assert_array_equal(np.float32(logged), series.stats[: series.size, column])
     (opened,) = open_run(tmp_path).stream.series.values()
     np.testing.assert_array_equal(opened.stats[: opened.size, column], series.stats[: series.size, column])
+
+
+class LargeSowingLayer(nnx.Module):
+    """A layer whose output is too large for the step's table: its summary is made inside the step."""
+
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(64, 4096, rngs=rngs)
+
+    def __call__(self, x):
+        h = self.linear(x)
+        self.sow(nnx.Intermediate, "h", h)
+        return h.mean()
+
+
+def test_a_step_compiled_before_a_statistic_was_added_records_it_as_nan_and_loses_nothing(monkeypatch):
+    model = LargeSowingLayer(nnx.Rngs(0))
+    x = jax.random.normal(jax.random.key(0), (64, 64))
+    step = nnx.jit(lambda model, x: model(x))
+    with watch(model, display=False) as before:
+        step(model, x)
+    monkeypatch.setattr(_schema, "STATS", (*_schema.STATS, BIG_PCT))
+    with watch(model, display=False) as after:
+        step(model, x)  # as compiled before the statistic was added
+    with capture(model, keep="summary") as cap:
+        step(model, x)  # traced again: a capture hands its values out otherwise
+    (old,), (new,) = before.stream.series.values(), after.stream.series.values()
+    row = dict(zip(new.columns, new.stats[0].tolist(), strict=True))
+    assert np.isnan(row["big_pct"])
+    np.testing.assert_array_equal(new.hists[0], old.hists[0])
+    assert row["mean"] == old.stats[0, old.columns.index("mean")]
+    expected = share_above_one(model.linear(x))
+    assert flat_stats(cap.records[0].summary)["big_pct"] == pytest.approx(expected, rel=1e-5)
