@@ -210,10 +210,11 @@ def row_stats(summaries: Summary, sizes: np.ndarray, layout: RowLayout | None = 
 def _derived_rows(summaries: Summary, zero_pct: np.ndarray, layout: RowLayout) -> np.ndarray:
     """The derived statistics of stacked summaries, one row each, from what ``flat_stats`` holds."""
     counts = summaries.counts
-    floats = {
-        name: summaries.stats[:, i] for i, name in enumerate(float_fields()) if name not in ("lo", "hi")
+    fields = {
+        name: np.asarray(summaries.statistic(name), np.float64)
+        for name in float_fields()
+        if name not in ("lo", "hi")
     }
-    fields = {name: np.asarray(values, np.float64) for name, values in floats.items()}
     fields |= dict(zip(_schema.NONFINITE_KEYS, counts[:, _NONFINITE_FIELDS].T, strict=True))
     fields |= {"count": counts[:, INT_FIELDS.index("count")], "zero_pct": zero_pct}
     rows = []
