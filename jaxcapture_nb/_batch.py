@@ -121,14 +121,19 @@ def _table(values: list[jax.Array], rows: int | None = None) -> jax.Array:
 
     ``rows`` pads the table with zero rows to that many (see :meth:`Layout.padded`).
     """
+    # lax rather than jnp: a step lays out a model's worth of values, and
+    # jnp.pad costs a trace some tenths of a millisecond a value.
+    zero = np.zeros((), values[0].dtype)
     parts = []
     for v in values:
-        flat = v.ravel()
-        pad = -flat.size % CHUNK
-        parts.append(jnp.pad(flat, (0, pad)).reshape(-1, CHUNK))
-    table = jnp.concatenate(parts)
+        flat = jax.lax.reshape(v, (v.size,))
+        if v.size % CHUNK:
+            flat = jax.lax.pad(flat, zero, [(0, -v.size % CHUNK, 0)])
+        parts.append(flat)
+    table = jax.lax.concatenate(parts, 0) if len(parts) > 1 else parts[0]
+    table = jax.lax.reshape(table, (table.size // CHUNK, CHUNK))
     if rows is not None and rows > table.shape[0]:
-        table = jnp.pad(table, ((0, rows - table.shape[0]), (0, 0)))
+        table = jax.lax.pad(table, zero, [(0, rows - table.shape[0], 0), (0, 0, 0)])
     return table
 
 
