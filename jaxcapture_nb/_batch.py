@@ -127,10 +127,9 @@ def _table(values: list[jax.Array], rows: int | None = None) -> jax.Array:
     parts = []
     for v in values:
         flat = jax.lax.reshape(v, (v.size,))
-        if v.size % CHUNK:
-            flat = jax.lax.pad(flat, zero, [(0, -v.size % CHUNK, 0)])
-        parts.append(flat)
-    table = jax.lax.concatenate(parts, 0) if len(parts) > 1 else parts[0]
+        pad = -v.size % CHUNK
+        parts.append(jax.lax.pad(flat, zero, [(0, pad, 0)]) if pad else flat)
+    table = jax.lax.concatenate(parts, 0)
     table = jax.lax.reshape(table, (table.size // CHUNK, CHUNK))
     if rows is not None and rows > table.shape[0]:
         table = jax.lax.pad(table, zero, [(0, rows - table.shape[0], 0), (0, 0, 0)])
