@@ -218,3 +218,37 @@ class HiddenAndOutputMLP(nnx.Module):
         out = self.second(h)
         self.sow(nnx.Intermediate, "out", out)
         return out
+
+
+class RematRouter(nnx.Module):
+    """A mixture-of-experts layer whose block runs as ``nnx.remat(unbound method, graph_updates=False)``.
+
+    As public Gemma-style decoders write it: the router's logits, weights and
+    chosen experts are sowed inside the rematerialized block.
+    """
+
+    def __init__(self, width: int, experts: int, rngs: nnx.Rngs):
+        self.router = nnx.Linear(width, experts, rngs=rngs)
+        self.up = nnx.Linear(width, width, rngs=rngs)
+
+    def block(self, x):
+        logits = self.router(x)
+        self.sow(nnx.Intermediate, "router_logits", logits)
+        weights = nnx.softmax(logits)
+        self.sow(nnx.Intermediate, "router_weights", weights)
+        self.sow(nnx.Intermediate, "expert_choices", weights.argmax(-1))
+        return self.up(x) * weights[..., :1]
+
+    def __call__(self, x):
+        return nnx.remat(type(self).block, graph_updates=False)(self, x)
+
+
+class RematRouterNet(nnx.Module):
+    """A :class:`RematRouter` and a head: the layer is a submodule, as in a decoder."""
+
+    def __init__(self, rngs: nnx.Rngs):
+        self.moe = RematRouter(4, 3, rngs)
+        self.head = nnx.Linear(4, 1, rngs=rngs)
+
+    def __call__(self, x):
+        return self.head(self.moe(x))

@@ -390,3 +390,117 @@ def test_a_block_whose_step_was_only_traced_says_nothing_was_recorded():
     with pytest.warns(JaxCaptureWarning, match="never ran"), capture(model) as cap:
         step.lower(model, BATCHES[0], TARGETS[0])
     assert cap.records == []
+
+
+def test_accumulation_in_one_step_names_each_forward_pass_once():
+    """Three value_and_grad calls in one compiled step: three values, named ``activation``, ``[1]``, ``[2]``."""
+    model, optimizer = fresh()
+
+    @nnx.jit
+    def step(model, optimizer, x, y):
+        total = None
+        for _ in range(3):
+            _, grads = nnx.value_and_grad(loss_fn)(model, x, y)
+            total = grads if total is None else jax.tree.map(jnp.add, total, grads)
+        optimizer.update(model, total)
+
+    with watch(model, display=False) as w:
+        for i in range(2):
+            step(model, optimizer, BATCHES[i], TARGETS[i])
+    series = {s.label: s for s in w.stream.series.values()}
+    assert sorted(series) == [SITE, f"{SITE}[1]", f"{SITE}[2]"]
+    # Each forward pass of a step sees the same parameters: the three values are the step's activation.
+    model, _ = fresh()
+    want = [activation_mean(model, BATCHES[0])]
+    for s in series.values():
+        assert s.steps[: s.size].tolist() == [0, 1]
+        np.testing.assert_allclose(s.stats[:1, s.columns.index("mean")], want, rtol=1e-5)
+
+
+AFTER_THE_BLOCK = sorted(MADE_BEFORE)
+
+
+@pytest.mark.parametrize("name", AFTER_THE_BLOCK)
+def test_a_step_made_inside_the_block_keeps_training_after_it(name):
+    """The next cell of a notebook calls the step again: it trains on, donated or not, and the model is whole."""
+    model, optimizer = fresh()
+    attributes = {path: sorted(vars(m)) for path, m in nnx.iter_modules(model)}
+    with watch(model, display=False) as w:
+        if name.startswith("cached_partial"):
+            step = nnx.jit(train_step, donate_argnums=(0, 1) if name.endswith("donated") else ())
+            cached = nnx.cached_partial(step, model, optimizer)
+
+            def train(i):
+                cached(BATCHES[i], TARGETS[i])
+
+        else:
+            graphdef, state = nnx.split((model, optimizer))
+
+            @functools.partial(jax.jit, donate_argnums=(0,) if name.endswith("donated") else ())
+            def step(state, x, y):
+                model, optimizer = nnx.merge(graphdef, state)
+                train_step(model, optimizer, x, y)
+                return nnx.state((model, optimizer))
+
+            def train(i):
+                nonlocal state
+                state = step(state, BATCHES[i], TARGETS[i])
+                nnx.update((model, optimizer), state)
+
+        for i in range(STEPS - 1):
+            train(i)
+    train(STEPS - 1)  # after the block
+    assert_trained_as_without_a_watch(model)
+    assert {path: sorted(vars(m)) for path, m in nnx.iter_modules(model)} == attributes
+    activation = next(iter(w.stream.series.values()))
+    assert activation.steps[: activation.size].tolist() == list(range(STEPS - 1))
+    # The model works on, eagerly and in a step made afresh.
+    assert np.isfinite(float(loss_fn(model, BATCHES[0], TARGETS[0])))
+    nnx.jit(train_step)(model, optimizer, BATCHES[0], TARGETS[0])
+
+
+REMAT_SITES = [
+    "moe.router.__call__",
+    "moe.router_logits",
+    "moe.router_weights",
+    "moe.expert_choices",
+    "moe.up.__call__",
+    "moe.block",
+    "moe.__call__",
+    "head.__call__",
+    "__call__",
+]
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "nnx.jit"])
+def test_a_capture_records_what_a_remat_without_graph_updates_sows(jitted):
+    """``nnx.remat(Class.block, graph_updates=False)(self, x)``: every value sowed inside, and the block's output."""
+    from models import RematRouterNet
+
+    model = RematRouterNet(nnx.Rngs(0))
+    x = BATCHES[0][:, :3] @ jnp.ones((3, 4))
+    call = nnx.jit(lambda m, x: m(x)) if jitted else (lambda m, x: m(x))
+    with capture(model, methods=True) as cap:
+        call(model, x)
+    assert [r.site for r in cap.records] == REMAT_SITES
+    logits = next(r.value for r in cap.records if r.site == "moe.router_logits")
+    np.testing.assert_allclose(logits, model.moe.router(x), rtol=1e-6)
+
+
+def test_a_watch_records_a_remat_without_graph_updates_in_a_training_step():
+    from models import RematRouterNet
+
+    model = RematRouterNet(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+    x = BATCHES[0][:, :3] @ jnp.ones((3, 4))
+
+    @nnx.jit
+    def step(model, optimizer, x):
+        grads = nnx.grad(lambda m: jnp.mean(m(x) ** 2))(model)
+        optimizer.update(model, grads)
+
+    with watch(model, methods=True, display=False) as w:
+        for _ in range(3):
+            step(model, optimizer, x)
+    rows = {s.label: s.steps[: s.size].tolist() for s in w.stream.series.values()}
+    assert rows == {site: [0, 1, 2] for site in REMAT_SITES}

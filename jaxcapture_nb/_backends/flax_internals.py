@@ -140,6 +140,24 @@ def mark_site(key: Any, site: str) -> str:
     return entry
 
 
+def give_back_site_key(module: nnx.Module, entries: set[str]) -> None:
+    """Gives ``module`` a new mapping without ``entries`` (equal to the one it had before they were added).
+
+    The marked mapping itself is left as it is: copies of the module made
+    while it was marked (a ``cached_partial``'s clone, a graph definition
+    split off for ``jax.jit``) hold it, and a step compiled over such a copy
+    checks that the copy comes out with the graph definition it went in
+    with. Unmarked in place, the step made inside a block fails when called
+    after it, after its donated buffers are gone (``cached_partial`` checks
+    the graph definition after the call: flax/nnx/graphlib.py,
+    ``SplitContext.unflatten``, Flax 0.12.6 to 0.12.12).
+    """
+    current = site_key(module)
+    if current is not None and any(entry in current for entry in entries):
+        clean = {k: v for k, v in current.items() if k not in entries}
+        object.__setattr__(module, _NODES, type(current)(clean))
+
+
 def without_attribute(module: nnx.Module, attribute: str) -> None:
     """Puts back a mapping without ``attribute`` (equal to the one before), undoing Flax's ``_setattr`` of it."""
     current = site_key(module)
@@ -172,6 +190,31 @@ def graph_updates_on() -> bool:
     graphlib = nnx.graphlib
     modes = [getattr(graphlib, name, None) for name in ("set_graph_mode", "set_graph_updates")]
     return all(mode is None or mode.current_value() for mode in modes)
+
+
+# What a staged trace is made for (``_tracing.traced_for``), for the Flax
+# transforms that can run with or without graph updates whatever the mode in
+# force: the tag of the update context their graph-updating path runs in.
+# flax/nnx/transforms/autodiff.py: ``remat(..., graph_updates=False)`` (or
+# ``graph=False``) runs ``SimpleRematFn``, which hands back the values of the
+# module's Variables and drops any Variable its function added, while the
+# graph-updating path runs inside ``graphlib.update_context('remat')``, which
+# pushes onto ``GRAPH_CONTEXT.update_context_stacks`` (Flax 0.12.6 to 0.12.12).
+_UPDATE_CONTEXT_TAGS = {"checkpoint / remat": "remat"}
+
+
+def carries_new_variables(traced_for: str | None) -> bool:
+    """Whether the Flax transform a trace was made for carries a Variable its function adds out to the caller.
+
+    True for every trace but that of a transform in
+    ``_UPDATE_CONTEXT_TAGS`` that runs without graph updates (an argument
+    of its own, which :func:`graph_updates_on` does not see).
+    """
+    tag = _UPDATE_CONTEXT_TAGS.get(traced_for or "")
+    if tag is None:
+        return True
+    stacks = getattr(getattr(nnx.graphlib, "GRAPH_CONTEXT", None), "update_context_stacks", None)
+    return stacks is None or bool(stacks.get(tag))
 
 
 def first_variable_shape(module: nnx.Module) -> tuple[int, ...] | None:

@@ -172,10 +172,9 @@ class NnxCapture:
         finally:
             if isinstance(vars(self.model).get(EXIT), ExitVariable):
                 del vars(self.model)[EXIT]
-            for key in self._keys.values():
-                flax_internals.unmark(key, EXIT)
-            for key, entry in self._entries:
-                flax_internals.unmark(key, entry)
+            added = {EXIT, *(entry for _, entry in self._entries)}
+            for _, module in self._modules:
+                flax_internals.give_back_site_key(module, added)
             self._keys, self._entries = {}, []
             self._strangers = {
                 cls: class_hooks.strangers.get(cls, 0) - self._strangers_before.get(cls, 0)
@@ -283,6 +282,7 @@ class NnxCapture:
             or not sliced
             or EXIT not in flax_internals.site_key(module)
             or not flax_internals.graph_updates_on()
+            or not flax_internals.carries_new_variables(traced_for(level.trace))
             or not flax_internals.made_in_this_trace(module)
         ):
             self._set_way(level, CALLBACK)
@@ -371,8 +371,15 @@ class NnxCapture:
         trace = current_trace()
         if liftable(trace):
             # grad and vmap stage nothing: values sowed under them are taken out
-            # as they are sowed, and so is a parcel that comes out to them.
-            if exit.parcel and all(map(is_tracer, jax.tree.leaves(exit.parcel))):
+            # as they are sowed, and so is a parcel that comes out to them. A
+            # parcel packed by the staged trace around them (the model's state
+            # passed into ``grad`` after the step sowed) only passes through:
+            # taken again, each earlier value would get a second name.
+            if (
+                exit.parcel
+                and exit.origin not in self._around_staged(trace)
+                and all(map(is_tracer, jax.tree.leaves(exit.parcel)))
+            ):
                 self._lift_parcel(exit.parcel, trace)
                 exit.parcel, exit.origin = None, 0
             return exit
@@ -400,6 +407,14 @@ class NnxCapture:
             if self.recorder.every > 1 and not self.recorder.grads:
                 level.gate = self.recorder.records_step(exit.step)
         return exit
+
+    def _around_staged(self, trace: Any) -> frozenset[int]:
+        """The serials of the staged levels around ``grad``'s or ``vmap``'s ``trace`` (none outside a staged trace)."""
+        while liftable(trace):
+            trace = parent_of(trace)
+        if trace is None or is_evaluation(trace):
+            return frozenset()
+        return self.level(trace).around
 
     def _lift_parcel(self, parcel: Parcel, trace: Any) -> None:
         """Takes a parcel out of ``grad``'s or ``vmap``'s trace to the first staged trace around it (or hands it over)."""
