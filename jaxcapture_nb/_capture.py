@@ -22,10 +22,12 @@ from jaxcapture_nb._summary import DEFAULT_BINS
 from jaxcapture_nb._warnings import warn
 
 
-def warn_what_was_lost(backend: NnxCapture | LinenCapture | None) -> None:
-    """Warns, once a block has ended, for each reason values the model sowed were not recorded."""
-    for reason in getattr(backend, "what_was_lost", list)():
+def warn_what_was_lost(backend: NnxCapture | LinenCapture | None) -> list[str]:
+    """Warns, once a block has ended, for each reason values the model sowed were not recorded; returns the reasons."""
+    reasons = getattr(backend, "what_was_lost", list)()
+    for reason in reasons:
         warn(f"Not everything the model sowed was recorded: {reason}.")
+    return reasons
 
 
 class Capture:
@@ -78,6 +80,7 @@ class Capture:
         self.grads = grads
         self._recorder = Recorder(keep=keep, bins=bins, include=include, grads=grads)
         self._backend: NnxCapture | LinenCapture | None = None
+        self._lost: list[str] = []  # why sowed values were not recorded, once the block ended
 
     # -- running -------------------------------------------------------------
 
@@ -85,6 +88,7 @@ class Capture:
         if self._backend is not None:
             raise RuntimeError("this Capture is already active; a block cannot be entered twice at once")
         self._recorder = Recorder(keep=self.keep, bins=self.bins, include=self._include, grads=self.grads)
+        self._lost = []
         if isinstance(self.model, nnx.Module):
             backend = NnxCapture(self.model, self.var_types, self._recorder, self.methods)
         else:
@@ -101,7 +105,7 @@ class Capture:
             self._recorder.summarize_missing()
         if exc_type is None:
             self._recorder.warn_if_keeping_much()
-            warn_what_was_lost(backend)
+            self._lost = warn_what_was_lost(backend)
         if self.grads and exc_type is None:
             warn_if_nothing_perturbed(self._recorder.var_types_seen, self._include)
         return False  # never swallow the block's exception
@@ -188,7 +192,9 @@ class Capture:
         return format_table(self.records, empty=self._empty_note())
 
     def _empty_note(self) -> str:
-        """The line a table without records shows instead (see :meth:`table`)."""
+        """The line a table without records shows instead (see :meth:`table`): what the block's warning said, if it lost values."""
+        if self._lost:
+            return f"(values were sowed, none recorded: {self._lost[0]})"
         return self._recorder.empty_note(self.methods)
 
     def __repr__(self) -> str:

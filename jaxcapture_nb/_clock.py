@@ -5,24 +5,37 @@ at: the step a compiled call starting now belongs to (its gate for
 ``every=N`` and the tag of its host callbacks), the step of a call whose
 values came back, and the step of a value that arrives on its own (an eager
 call's, or a host callback's without a tag). The recorder records at the
-step it is told. Two ways of counting:
+step it is told. Three ways of counting:
 
-* ``"calls"`` (the default): each compiled call of the watched model that
-  sows is one step, an eager call of the model is a step of its own, and
-  a call that scans several training steps records each as its own step.
+* ``"auto"`` (the default): a training step is a call that differentiates
+  the model (its parameters are traced by ``grad``; see
+  ``_tracing.differentiated``), so each training step is one step, however
+  many other calls the loop makes. A call that does not (an evaluation
+  step, validation through ``nnx.view``, a forward pass for logging, a
+  second model's step that calls this one) is an evaluation: its values
+  are recorded apart, at the latest training step (the step a loop that
+  logs ``w.log(step=step)`` after its training call gives it). Before the
+  first training step, evaluations are numbered by themselves, so a watch
+  over forward passes alone numbers them 0, 1, 2, ...
+* ``"calls"``: each compiled call of the watched model that sows is one
+  step, an eager call of the model is a step of its own, and a call that
+  scans several training steps records each as its own step.
 * ``"marked"``: the training loop says where a step ends (``Watch.step()``),
   for loops that make several compiled calls per optimizer step (gradient
   accumulation): everything sowed between two marks is one step, and a site
   sowed several times in it is recorded as ``name``, ``name[1]``, ...
+
+A run resumed from a checkpoint starts at ``start``: the first training
+step is numbered ``start``.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, NamedTuple
 
-STEP_MODES = ("calls", "marked")
+STEP_MODES = ("auto", "calls", "marked")
 
 # A step reaches the device as a float32, exact up to 2**24: a model's state
 # may be differentiated whole (tree-mode ``nnx.grad``), which takes floats
@@ -32,13 +45,28 @@ STEP_MODES = ("calls", "marked")
 _EXACT = 2**24
 
 
+class Evaluation(NamedTuple):
+    """Where an evaluation's values go (see :meth:`StepClock.evaluation`).
+
+    Attributes:
+      step: the training step it is shown at.
+      gate: the step whose number decides whether ``every`` records it:
+        the one a compiled evaluation took in, which its summaries were
+        gated on, on the device.
+    """
+
+    step: int
+    gate: int
+
+
 class StepClock:
     """Numbers steps; thread-safe, since host callbacks arrive on the runtime's threads.
 
     Args:
-      mode: ``"calls"`` or ``"marked"`` (see the module doc).
+      mode: ``"auto"``, ``"calls"`` or ``"marked"`` (see the module doc).
       every: the recorder records one step in ``every``: the period of the
         steps the device sees is a multiple of it.
+      start: the number of the first step (a run resumed from a checkpoint).
 
     Example:
       >>> clock = StepClock()
@@ -49,16 +77,32 @@ class StepClock:
       >>> marked = StepClock("marked")
       >>> marked.call(), marked.call(), marked.mark(), marked.call()
       (0, 0, 1, 1)
+
+      Counting training steps, an evaluation is recorded at the latest one:
+
+      >>> auto = StepClock("auto", start=100)
+      >>> auto.evaluation(False, "h"), auto.evaluation(True, "h"), auto.call(), auto.call()
+      (Evaluation(step=100, gate=100), None, 100, 101)
+      >>> auto.evaluation(False, "h").step, auto.evaluation(False, "h").step
+      (101, 101)
     """
 
-    def __init__(self, mode: str = "calls", every: int = 1):
+    def __init__(self, mode: str = "calls", every: int = 1, start: int = 0):
         if mode not in STEP_MODES:
             raise ValueError(f"steps must be one of {STEP_MODES}, got {mode!r}")
+        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+            raise ValueError(f"start_step must be a whole number of steps, 0 or more, got {start!r}")
         self.mode = mode
         self.period = every * (_EXACT // every)
+        self.start = start
         self._lock = threading.Lock()
-        self._next = 0  # the step the next compiled call gets
-        self._entered = 0  # the step the last call that took the model in began at
+        self._next = start  # the step the next compiled call gets
+        self._entered = start  # the step the last call that took the model in began at
+        # Counting training steps: whether one was seen, and the evaluations
+        # before it, numbered by themselves (see evaluation()).
+        self._trained = False
+        self._evaluations = 0
+        self._evaluation_seen: set[Hashable] = set()
         # The step values arriving one by one are recorded at, and the keys
         # already seen in it: a key seen again starts the next step.
         self._single_step: int | None = None
@@ -94,10 +138,42 @@ class StepClock:
         near = self._next
         return near + (tag - near + self.period // 2) % self.period - self.period // 2
 
+    def evaluation(self, trained: bool, key: Hashable = None) -> Evaluation | None:
+        """Where an evaluation's values are recorded; None when they belong to a training step.
+
+        Counting training steps (``"auto"``), a call that did not
+        differentiate the model is an evaluation, shown at the latest
+        training step. Before the first, evaluations are numbered by
+        themselves: a ``key`` (a site) seen again starts the next, as
+        :meth:`single` counts eager calls; a compiled call's values come
+        back together, with no key, and are one evaluation each. An
+        evaluation moves no training step on, so the step a compiled
+        evaluation takes in is the next training step's.
+
+        Args:
+          trained: whether the call differentiated the model.
+          key: the site of a value that arrives on its own, or None for a
+            compiled call's values.
+        """
+        if self.mode != "auto" or trained:
+            return None
+        with self._lock:
+            self._settle_scanned()
+            if self._trained:
+                return Evaluation(max(self._next - 1, self.start), self._next)
+            if key is not None and self._evaluation_seen and key not in self._evaluation_seen:
+                self._evaluation_seen.add(key)  # one more value of the evaluation under way
+            else:
+                self._evaluation_seen = {key} if key is not None else set()
+                self._evaluations += 1
+            step = self.start + self._evaluations - 1
+            return Evaluation(step, step)
+
     def call(self) -> int:
         """A compiled call's values came back: its step (the one it took in). Moves on past it when counting calls."""
         with self._lock:
             self._settle_scanned()
+            self._trained = True
             if self.marked:
                 return self._next
             step = self._entered

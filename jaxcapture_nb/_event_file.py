@@ -91,6 +91,8 @@ class EventFile:
 
     Args:
       log_dir: the run's folder, made if missing.
+      resumed_at: the step a resumed run goes on from, which a SessionLog
+        START event after the version says; None for a run's first file.
 
     Attributes:
       path: the file, ``events.out.tfevents.<seconds>.<host>.<pid>.<n>``:
@@ -102,8 +104,8 @@ class EventFile:
       OSError: the folder or the file cannot be made (the message names it).
     """
 
-    def __init__(self, log_dir: str | os.PathLike[str]):
-        from tensorboardX.proto.event_pb2 import Event
+    def __init__(self, log_dir: str | os.PathLike[str], resumed_at: int | None = None):
+        from tensorboardX.proto.event_pb2 import Event, SessionLog
 
         self._event = Event
         os.makedirs(log_dir, exist_ok=True)
@@ -122,6 +124,12 @@ class EventFile:
         self.kept = 0  # of the records of a write that failed, those in the file
         # Written with the first records, so that a full disk fails a write, not the file's making.
         self._header = [self.record(wall_time=now, file_version="brain.Event:2")]
+        if resumed_at is not None:
+            # A run resumed from a checkpoint: TensorBoard drops what earlier
+            # files logged from this step on (EventAccumulator's
+            # _CheckForRestartAndMaybePurge), and so does open_run.
+            start = SessionLog(status=SessionLog.START)
+            self._header.append(self.record(wall_time=now, step=resumed_at, session_log=start))
 
     def record(self, **fields) -> bytes:
         """One ``Event`` with ``fields`` as a framed record."""

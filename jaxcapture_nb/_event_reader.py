@@ -185,6 +185,18 @@ class TagValues(NamedTuple):
             return list(kept_appends(len(self.steps), capacity))
         return np.searchsorted(self.ordinals, kept_appends(self.count, capacity)).tolist()
 
+    def before(self, step: int) -> TagValues:
+        """The values logged before ``step``: what a run restarted at ``step`` keeps of an earlier file.
+
+        Example:
+          >>> found = TagValues(np.arange(5), np.arange(5.0), np.zeros(5)).before(3)
+          >>> found.steps.tolist(), found.values.tolist()
+          ([0, 1, 2], [0.0, 1.0, 2.0])
+        """
+        kept = np.flatnonzero(self.steps < step)
+        values = self.values[kept] if isinstance(self.values, np.ndarray) else [self.values[k] for k in kept]
+        return TagValues(self.steps[kept], values, self.walls[kept])
+
     def first_step(self, *, nonfinite: bool) -> int | None:
         """The first step of a scalar value that was not finite (with ``nonfinite=False``: above 0); None if none was."""
         if self.ordinals is not None:
@@ -194,11 +206,22 @@ class TagValues(NamedTuple):
 
 
 class Tags(NamedTuple):
-    """A file's histograms and scalars by tag, and the wall times its values span."""
+    """A file's histograms and scalars by tag, the wall times its values span, and where it restarted its run."""
 
     histograms: dict[str, TagValues]
     scalars: dict[str, TagValues]
     wall_times: tuple[float, float] | None  # the first and the last, None if no value
+    # The step of the file's SessionLog START event: the run goes on from a
+    # checkpoint there, and what earlier files logged from that step on is
+    # dropped, as TensorBoard's ``purge_orphaned_data`` does. None if none.
+    restarted_at: int | None = None
+
+    def before(self, step: int) -> Tags:
+        """Only the values logged before ``step``."""
+        return self._replace(
+            histograms={tag: found.before(step) for tag, found in self.histograms.items()},
+            scalars={tag: found.before(step) for tag, found in self.scalars.items()},
+        )
 
     def first_steps(self) -> dict[str, int]:
         """Each tag's first step."""
@@ -231,9 +254,12 @@ def tags_of(events: Iterator[tuple[int, Any]], scanned: Scanned | None = None) -
     scalars: dict[str, list[tuple[int, int, Any, float]]] = {}
     plugins: dict[str, str] = {}
     walls: list[float] = []
+    restarted_at = None
     for at, event in events:
         values = event.summary.value
         if not values:
+            if event.HasField("session_log") and event.session_log.status == event.session_log.START:
+                restarted_at = event.step
             continue
         step, wall_time = event.step, event.wall_time
         walls.append(wall_time)
@@ -267,6 +293,7 @@ def tags_of(events: Iterator[tuple[int, Any]], scanned: Scanned | None = None) -
         _by_tag(histograms, scanned, False, list),
         _by_tag(scalars, scanned, True, lambda values: np.array(values, np.float64)),
         (first, last) if first <= last else None,
+        restarted_at,
     )
 
 

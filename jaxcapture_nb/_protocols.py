@@ -58,12 +58,18 @@ class Delivery(NamedTuple):
       repeatable: the values may arrive again for the same step (a forward
         pass that ``remat`` recomputes calls back again); a recorder keeps
         the first.
+      evaluation: None for a training step's values; for those of a call
+        that did not train the model (an evaluation shown at training step
+        ``step``, see ``_clock``), the step whose number decides whether
+        ``every`` records them. A recorder keeps them apart from the
+        training steps'.
     """
 
     step: int
     items: tuple[Item, ...] = ()
     tables: tuple[Any, ...] = ()
     repeatable: bool = False
+    evaluation: int | None = None
 
 
 class BackendDrains:

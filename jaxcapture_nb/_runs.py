@@ -250,11 +250,14 @@ def _histograms_and_scalars(
 
     The files of a folder are read in name order, as TensorBoard reads them,
     as one run: several writers may share a run, and a run that was resumed
-    goes on in a new file. A file in which a tag's steps start again at or
-    below those before it holds another run, written to the same folder:
-    only the last run is read, and a warning says so, rather than mixing
-    two runs' values into one row. Damaged records are skipped, with a
-    warning naming the file.
+    goes on in a new file. A run resumed from a checkpoint says where in a
+    SessionLog START event (``watch(start_step=...)`` writes one): what the
+    earlier files logged from that step on is dropped, as TensorBoard drops
+    it (``purge_orphaned_data``). Any other file in which a tag's steps
+    start again at or below those before it holds another run, written to
+    the same folder: only the last run is read, and a warning says so,
+    rather than mixing two runs' values into one row. Damaged records are
+    skipped, with a warning naming the file.
 
     A run of one file, the usual one, is thinned as it is read to what a
     view of ``keep`` rows per tag may keep; the values of several files are
@@ -270,6 +273,10 @@ def _histograms_and_scalars(
         if problems:
             warn(problems_text(FileReport(path, problems)))
         first = tags.first_steps()
+        if tags.restarted_at is not None and runs:
+            restart = tags.restarted_at
+            runs[-1] = [(earlier, found.before(restart)) for earlier, found in runs[-1]]
+            last = {tag: step for tag, step in last.items() if step < restart}
         if not first:
             continue
         if not runs or any(tag in last and step <= last[tag] for tag, step in first.items()):

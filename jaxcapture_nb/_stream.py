@@ -463,6 +463,8 @@ class Stream(BackendDrains):
       every: record one step in ``every`` (see :meth:`records_step`).
       keep_steps: rows kept per site.
       grads: also record gradients of perturbed values.
+      steps: how steps are counted (see ``_clock``).
+      start_step: the number of the first step (a resumed run).
     """
 
     # What the backends may rely on (see SiteRecorder).
@@ -471,7 +473,15 @@ class Stream(BackendDrains):
     keeps_every_value = True
 
     def __init__(
-        self, *, bins: int, include: Include, every: int, keep_steps: int, grads: bool, steps: str = "calls"
+        self,
+        *,
+        bins: int,
+        include: Include,
+        every: int,
+        keep_steps: int,
+        grads: bool,
+        steps: str = "calls",
+        start_step: int = 0,
     ):
         check_bins(bins)
         if not isinstance(every, int) or every < 1:
@@ -505,15 +515,15 @@ class Stream(BackendDrains):
         # (series, or a table's sites, step, order, value)
         self._arrived: list[tuple[Any, int, int, Any]] = []
         # Numbers every step; the only thing that does.
-        self.clock = StepClock(steps, every)
+        self.clock = StepClock(steps, every, start_step)
         super().__init__()
         # Counting marked steps, the values each site had in the latest step
         # delivered: a later call's values of the site follow them (name[k]).
         self._in_step: tuple[int, dict[Any, int]] = (-1, {})
         # The sites of each trace's table, by the identity of its sites tuple
         # (the same object every call of a compiled step hands over) and, for
-        # marked steps, the indices its sites' values move on by.
-        self._tables: dict[tuple[int, tuple[int, ...]], _TableSites] = {}
+        # marked steps, the indices its sites' values move on by, and whether they are an evaluation's.
+        self._tables: dict[tuple[int, tuple[int, ...], bool], _TableSites] = {}
         self._thread = threading.get_ident()  # the training loop's
         self._orders: dict[Any, int] = {}  # per site, when its first value was sowed (see _list_in_order)
         # Called on the training loop's thread after each call that handed over rows.
@@ -548,25 +558,30 @@ class Stream(BackendDrains):
         :class:`_TableRows`) and is queued for :meth:`settle` as one item.
         Values that may arrive again for their step (``repeatable``: a
         forward pass that ``remat`` recomputes calls back again) are
-        recorded once.
+        recorded once. An evaluation's values (see ``_clock``) go to sites
+        of their own, of kind ``"Evaluation"``, beside the training
+        step's; of several evaluations at one training step (the batches
+        of a validation loop), each site keeps the first.
         """
         step = delivery.step
-        recorded = self.records_step(step)
+        evaluation = delivery.evaluation is not None
+        recorded = self.records_step(step if delivery.evaluation is None else delivery.evaluation)
         with self.lock:
             offsets = self._offsets(delivery)
             for item in delivery.items:
                 if not self.accepts(item.path, item.name):
                     continue
                 index = item.index + offsets.get((item.path, item.var_type, item.name), 0)
-                series = self._series(*_site(item.path, item.var_type, item.name, index), item.order)
-                if delivery.repeatable and step <= series.last_step:
+                var_type = EVALUATION if evaluation else item.var_type
+                series = self._series(*_site(item.path, var_type, item.name, index), item.order)
+                if (delivery.repeatable or evaluation) and step <= series.last_step:
                     continue
                 series.last_step = max(series.last_step, step)
                 series.calls = max(series.calls, step + 1)
                 if recorded:
                     self._queue(series, _as_row(item.value), step, item.order)
         for table in delivery.tables:
-            self._add_table(table, step, recorded, offsets)
+            self._add_table(table, step, recorded, offsets, evaluation)
         if threading.get_ident() == self._thread:
             for listener in self.after_call:
                 listener()
@@ -587,11 +602,15 @@ class Stream(BackendDrains):
             counts[key] = max(counts.get(key, 0), offsets.get(key, 0) + index + 1)
         return offsets
 
-    def _add_table(self, table: StepTable, step: int, recorded: bool, offsets: dict[Any, int]) -> None:
+    def _add_table(
+        self, table: StepTable, step: int, recorded: bool, offsets: dict[Any, int], evaluation: bool = False
+    ) -> None:
         """Records a call's table of small values (see :mod:`jaxcapture_nb._step_table`) at ``step``."""
         moved = tuple(offsets.get((s.path, s.var_type, s.name), 0) for s in table.sites) if offsets else ()
         with self.lock:
-            sites = self._table_sites(table, moved if any(moved) else ())
+            sites = self._table_sites(table, moved if any(moved) else (), evaluation)
+            if evaluation and step <= sites.last_step:
+                return  # a later batch of the same evaluation: the first is kept
             sites.last_step = max(sites.last_step, step)
             if sites.block is not None:
                 sites.block.grid.calls = max(sites.block.grid.calls, step + 1)
@@ -636,14 +655,15 @@ class Stream(BackendDrains):
             sites.latest_waiting = rows
             self._arrived.append((sites, step, 0, rows))
 
-    def _table_sites(self, table: StepTable, moved: tuple[int, ...]) -> _TableSites:
+    def _table_sites(self, table: StepTable, moved: tuple[int, ...], evaluation: bool = False) -> _TableSites:
         """The series of a table's sites (their summaries started compiling as the step was traced)."""
         sites = table.sites
-        found = self._tables.get((id(sites), moved))
+        found = self._tables.get((id(sites), moved, evaluation))
         if found is None or found.sites is not sites:
             indices = moved or (0,) * len(sites)
             named = [
-                _site(s.path, s.var_type, s.name, s.index + k) for s, k in zip(sites, indices, strict=True)
+                _site(s.path, EVALUATION if evaluation else s.var_type, s.name, s.index + k)
+                for s, k in zip(sites, indices, strict=True)
             ]
             block = None
             if len({key for key, _, _ in named}) == len(named) and not any(
@@ -657,7 +677,7 @@ class Stream(BackendDrains):
             series = [self._series(*site, s.order) for site, s in zip(named, sites, strict=True)]
             for one, site in zip(series, sites, strict=True):
                 one.shape = site.shape
-            found = self._tables[(id(sites), moved)] = _TableSites(sites, series, block)
+            found = self._tables[(id(sites), moved, evaluation)] = _TableSites(sites, series, block)
         return found
 
     # -- what the training loop hands over ----------------------------------------
@@ -1203,6 +1223,10 @@ def _computed_prefix(items: list[Any], arrays_of: Callable[[Any], tuple[Any, ...
     return len(items)
 
 
+# The kind of the sites an evaluation's values are recorded as (see ``_clock``).
+EVALUATION = "Evaluation"
+
+
 def _site(path: tuple[Any, ...], var_type: Any, name: str, index: int = 0) -> tuple[Any, str, str]:
     """The series key, label and kind of a sowed site; its ``index``-th value in a step is ``name[index]``.
 
@@ -1218,7 +1242,7 @@ def _site(path: tuple[Any, ...], var_type: Any, name: str, index: int = 0) -> tu
 # What a site's kind reads as in the live view: ``perturb`` is how Flax
 # marks a value whose gradient it can record, so a perturbed value is an
 # activation there, and its gradient is a gradient.
-KIND_LABELS = {"Perturbation": "activation", "Gradient": "gradient"}
+KIND_LABELS = {"Perturbation": "activation", "Gradient": "gradient", EVALUATION: "evaluation"}
 
 
 def kind_label(kind: str) -> str:

@@ -141,19 +141,22 @@ class LogWriter:
     Args:
       log_dir: the run's folder, made if missing; each writer adds an
         event file of its own to it.
+      resumed_at: the step a run resumed from a checkpoint goes on from: the
+        file starts with a SessionLog START event at that step, so that
+        readers drop what earlier files logged from it on.
 
     Raises:
       ImportError: tensorboardX is not installed.
       OSError: the folder or the file cannot be made.
     """
 
-    def __init__(self, log_dir: str | os.PathLike[str]):
+    def __init__(self, log_dir: str | os.PathLike[str], resumed_at: int | None = None):
         require()
         from tensorboardX.proto.summary_pb2 import HistogramProto, Summary
 
         self._summary, self._histogram = Summary, HistogramProto
         self.log_dir = os.fspath(log_dir)
-        self._file = EventFile(self.log_dir)
+        self._file = EventFile(self.log_dir, resumed_at)
         self.path = self._file.path
         self._rows: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._error: Exception | None = None  # what stopped the writing, if anything did

@@ -128,6 +128,36 @@ def liftable(trace: Any) -> bool:
     return isinstance(trace, _LIFTABLE)
 
 
+_DIFFERENTIATING = (_jax_ad.JVPTrace, _jax_ad.LinearizeTrace)
+
+
+def differentiated(value: Any) -> bool:
+    """Whether ``value`` is being differentiated: a tracer of ``grad``'s trace, or of a trace running inside one.
+
+    A parameter inside ``nnx.grad`` is a JVP (or linearize) tracer; one
+    sliced by ``nnx.scan`` or ``remat`` inside it belongs to a trace whose
+    parents lead to ``grad``'s. A value closed over from around ``grad`` (a
+    second model called inside another's gradient, as a GAN's generator is
+    in its discriminator's step) belongs to a trace outside it: not
+    differentiated.
+
+    Example:
+      >>> seen = []
+      >>> _ = jax.grad(lambda x: seen.append(differentiated(x)) or x)(1.0)
+      >>> _ = jax.jit(lambda x: seen.append(differentiated(x)) or x)(1.0)
+      >>> seen
+      [True, False]
+    """
+    if not is_tracer(value):
+        return False
+    trace = trace_of(value)
+    while trace is not None:
+        if isinstance(trace, _DIFFERENTIATING):
+            return True
+        trace = parent_of(trace)
+    return False
+
+
 def reflattening_outputs() -> bool:
     """Whether the pytree being flattened is the output a compiled call just rebuilt, flattened again by JAX.
 

@@ -92,6 +92,29 @@ SAVED_OUTPUT_SECONDS = 5.0
 SAVED_OUTPUT_MAX_SECONDS = 300.0
 
 
+def first_step(start_step: Any) -> int:
+    """The number of a watch's first training step: ``start_step`` itself, or an ``nnx.Optimizer``'s count.
+
+    Raises:
+      ValueError: ``start_step`` is neither a whole number of steps (0 or
+        more) nor an ``nnx.Optimizer``.
+
+    Example:
+      >>> first_step(0), first_step(1200)
+      (0, 1200)
+    """
+    if isinstance(start_step, nnx.Optimizer):
+        # The optimizer counts the updates it made: a run restored from a
+        # checkpoint goes on from the step it was saved at.
+        return int(start_step.step[...])
+    if isinstance(start_step, bool) or not isinstance(start_step, int) or start_step < 0:
+        raise ValueError(
+            f"start_step must be a whole number of steps, 0 or more, or the nnx.Optimizer whose count the "
+            f"run goes on from; got {start_step!r}"
+        )
+    return start_step
+
+
 def publishing_thread(publish: str) -> str:
     """Which thread sends the view's updates: ``"thread"`` or ``"loop"``.
 
@@ -134,7 +157,8 @@ class Watch:
         display: bool | None,
         publish: str = "auto",
         log_dir: str | os.PathLike[str] | None = None,
-        steps: str = "calls",
+        steps: str = "auto",
+        start_step: int | nnx.Optimizer = 0,
     ):
         if model is not None and not isinstance(model, nnx.Module):
             raise TypeError(
@@ -155,8 +179,15 @@ class Watch:
         self.log_dir = log_dir
         self._log: LogWriter | None = None
         self._published_at = -float("inf")
+        self.start_step = first_step(start_step)
         self.stream = Stream(
-            bins=bins, include=include, every=every, keep_steps=keep_steps, grads=grads, steps=steps
+            bins=bins,
+            include=include,
+            every=every,
+            keep_steps=keep_steps,
+            grads=grads,
+            steps=steps,
+            start_step=self.start_step,
         )
         self._view: Any = None
         self._view_lock = threading.Lock()
@@ -195,7 +226,7 @@ class Watch:
             self._handle = display(self.view, display_id=True)
             self._saved_at = time.perf_counter()
         if self.log_dir is not None and jax.process_index() == 0:
-            self._log = LogWriter(self.log_dir)
+            self._log = LogWriter(self.log_dir, resumed_at=self.start_step or None)
             self.stream.writers.append(self._log)
         if self.model is not None:
             self._backend = NnxCapture(self.model, (nnx.Intermediate,), self.stream, methods=self.methods)
@@ -286,7 +317,7 @@ class Watch:
         so its rows line up with ``w.log(step=...)``.
 
         Raises:
-          RuntimeError: the watch counts compiled calls (``steps="calls"``, the default).
+          RuntimeError: the watch counts steps another way (``steps="auto"``, the default, or ``"calls"``).
         """
         return self.stream.clock.mark()
 
@@ -376,7 +407,8 @@ def watch(
     display: bool | None = None,
     publish: str = "auto",
     log_dir: str | os.PathLike[str] | None = None,
-    steps: str = "calls",
+    steps: str = "auto",
+    start_step: int | nnx.Optimizer = 0,
 ) -> Watch:
     """Shows a live view of what ``model`` sows while a training loop runs.
 
@@ -435,12 +467,27 @@ def watch(
         of the watch's own; a full disk ends the log with a warning, not
         the training. Only process 0 of a ``jax.distributed`` run writes.
         Needs ``pip install tensorboardX tensorboard crc32c``.
-      steps: what one training step is: ``"calls"`` (the default), each
-        compiled call that takes the model in and sows (a call that scans
-        several steps, ``nnx.scan`` over batches with the model in the
-        carry, records each), an eager call of the model a step of its own;
-        or ``"marked"``, where the loop ends each step with :meth:`Watch.step`
+      steps: what one training step is. ``"auto"`` (the default): a call
+        that differentiates the model (its parameters are traced by
+        ``grad``: a training step, however it is written); the values of
+        any other call that sows (an evaluation step, validation through
+        ``nnx.view``, a forward pass for logging, another model's step that
+        calls this one) are an evaluation, recorded apart as sites of kind
+        "evaluation" at the latest training step, each site keeping the
+        first evaluation of a step; before the first training step,
+        evaluations are numbered 0, 1, 2, ... by themselves. ``"calls"``:
+        each compiled call that takes the model in and sows (a call that
+        scans several steps, ``nnx.scan`` over batches with the model in
+        the carry, records each), an eager call of the model a step of its
+        own. ``"marked"``: the loop ends each step with :meth:`Watch.step`
         (gradient accumulation over several compiled calls).
+      start_step: the number of the first training step, for a run resumed
+        from a checkpoint: a whole number, or the restored
+        ``nnx.Optimizer``, whose count of updates it reads. With ``log_dir``
+        holding the run's earlier part, the log goes on from that step, and
+        :func:`~jaxcapture_nb.open_run` and TensorBoard read the folder as
+        one run, dropping what the earlier part logged from that step on
+        (as TensorBoard does after a restart).
 
     Returns:
       A :class:`Watch`; ``w.view`` is the widget, ``w.stream`` the history.
@@ -462,4 +509,5 @@ def watch(
         publish=publish,
         log_dir=log_dir,
         steps=steps,
+        start_step=start_step,
     )

@@ -74,7 +74,7 @@ def test_a_run_recorded_every_few_steps_is_compared_at_its_latest_row(runs):
 def test_a_comparison_of_runs_speaks_of_runs_and_of_shapes_a_log_does_not_keep(runs, tmp_path):
     live = runs[0]
     model = HiddenAndOutputMLP(nnx.Rngs(0))
-    with watch(model, log_dir=tmp_path, display=False) as w:
+    with watch(model, log_dir=tmp_path, display=False, steps="calls") as w:
         for i in range(3):
             model(jnp.ones((32, 4)))
             w.log(step=i)

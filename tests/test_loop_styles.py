@@ -504,3 +504,33 @@ def test_a_watch_records_a_remat_without_graph_updates_in_a_training_step():
             step(model, optimizer, x)
     rows = {s.label: s.steps[: s.size].tolist() for s in w.stream.series.values()}
     assert rows == {site: [0, 1, 2] for site in REMAT_SITES}
+
+
+def test_a_forward_helper_that_returns_no_state_says_why_nothing_was_recorded_and_how_to_keep_it():
+    """bonsai's ``forward(graphdef, state, x)``: jitted, merges the model, returns the logits alone."""
+    from jaxcapture_nb import JaxCaptureWarning
+
+    @jax.jit
+    def forward(graphdef, state, x):
+        return nnx.merge(graphdef, state)(x)
+
+    @jax.jit
+    def forward_and_state(graphdef, state, x):
+        model = nnx.merge(graphdef, state)
+        return model(x), nnx.state(model)
+
+    model, _ = fresh()
+    with pytest.warns(JaxCaptureWarning, match=r"returns no state.*also returns nnx.state\(model\)"):
+        with capture(model, methods=True) as cap:
+            forward(*nnx.split(model), BATCHES[0])
+    assert cap.records == []
+    assert "values were sowed, none recorded" in cap.table() and "nothing was sowed" not in cap.table()
+    # Each fix the message names records the forward pass.
+    with capture(model, methods=True) as returned:
+        forward_and_state(*nnx.split(model), BATCHES[0])
+    graphdef, state = nnx.split(model)
+    with capture(model, methods=True) as split_before:
+        forward(graphdef, state, BATCHES[0])
+    for fixed in (returned, split_before):
+        assert [r.site for r in fixed.records] == ["hidden.__call__", SITE, "out.__call__", "__call__"]
+        np.testing.assert_allclose(np.mean(fixed[SITE]), activation_mean(model, BATCHES[0]), rtol=1e-5)

@@ -349,7 +349,7 @@ def test_rows_reach_the_disk_within_seconds_while_the_run_goes_on(tmp_path):
             assert time.monotonic() < deadline, f"steps {steps} were not on disk within {seconds} s"
             time.sleep(0.1)  # polls the file
 
-    with watch(model, log_dir=tmp_path, display=False):
+    with watch(model, log_dir=tmp_path, display=False, steps="calls"):
         # The first rows are flushed as they come, the later ones within seconds.
         for batch in range(3):
             for _ in range(2):

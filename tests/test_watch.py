@@ -130,7 +130,7 @@ def test_rows_of_a_step_still_running_wait_for_a_later_settle(monkeypatch):
     model = Slow()
     x = jax.random.normal(jax.random.key(0), (512, 512))
     step = nnx.jit(lambda model, x, iterations: model(x, iterations), static_argnums=2)
-    with watch(model, display=False) as w:
+    with watch(model, display=False, steps="calls") as w:
         for iterations in (1, 1, 300, 1):
             out = step(model, x, iterations)
         w.stream.settle(wait=False)
@@ -276,7 +276,7 @@ def test_every_thins_on_the_host_what_a_step_over_a_submodule_sends(setup):
             self.inner = PerturbedMLP(nnx.Rngs(0))
 
     outer = Outer()
-    with watch(outer, every=4, display=False) as w:
+    with watch(outer, every=4, display=False, steps="calls") as w:
         for _ in range(10):
             outer.inner(x)  # eager sows
             hidden(outer.inner.first, x)  # a step that does not take the watched model in
@@ -309,7 +309,7 @@ def test_every_kept_row_holds_its_own_step_after_a_long_unread_stretch():
     model = PerturbedMLP(nnx.Rngs(0))
     step = nnx.jit(lambda model, x: model(x))
     inputs = [jnp.full((2, 4), i / 100) for i in range(600)]
-    with watch(model, keep_steps=64, display=False) as w:
+    with watch(model, keep_steps=64, display=False, steps="calls") as w:
         for i, x in enumerate(inputs):
             step(model, x)
             if i == 200:
@@ -407,7 +407,7 @@ def test_among_sites_that_go_nonfinite_in_one_step_the_first_in_execution_order_
     model = Chain(nnx.Rngs(0))
     forward = nnx.jit(lambda model, x: model(x))
     x = jnp.ones((2, 4))
-    with watch(model, display=False) as w:
+    with watch(model, display=False, steps="calls") as w:
         for i in range(4):
             forward(model, x.at[0, 0].set(jnp.nan) if i >= 2 else x)
     assert w.stream.first_nonfinite == ("b_first.act", 2)
@@ -598,7 +598,7 @@ def test_device_work_starts_on_the_loops_thread_and_the_background_thread_only_f
 
     monkeypatch.setattr(stream_module, "packed_row", recording)
     model, _, x, _ = setup
-    with watch(model, display=False) as w:
+    with watch(model, display=False, steps="calls") as w:
         for i in range(20):
             model(x * i)  # eager sows
             w.update(i, {"raw": x * i, "summarized": summarize(x * i)})

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 _callback_ids = itertools.count()
 
 
-def send(route: int, parcel: Parcel, step: Any, how: str = "stacked") -> None:
+def send(route: int, parcel: Parcel, step: Any, how: str = "stacked", trained: bool = True) -> None:
     """Sends a parcel to the host from a trace.
 
     Args:
@@ -49,21 +49,25 @@ def send(route: int, parcel: Parcel, step: Any, how: str = "stacked") -> None:
         ``remat`` recomputes called it again, and the first is kept;
         ``"passes"``, a loop over training steps (or the micro-batches of
         one) called it, and each call is handed over as it comes.
+      trained: whether the trace differentiates the model (a training step,
+        not an evaluation; see ``_clock``).
     """
     if not parcel:
         return
     leaves, treedef = jax.tree.flatten(parcel)
-    arrive = functools.partial(_arrive, route, treedef, next(_callback_ids), how, step is not None)
+    arrive = functools.partial(_arrive, route, treedef, next(_callback_ids), how, trained, step is not None)
     host_callback(arrive, *([step] if step is not None else []), *leaves)
 
 
-def _arrive(route: int, treedef: Any, callback_id: int, how: str, tagged: bool, *arrays: Any) -> None:
+def _arrive(
+    route: int, treedef: Any, callback_id: int, how: str, trained: bool, tagged: bool, *arrays: Any
+) -> None:
     capture: NnxCapture | None = ROUTES.get(route)
     if capture is None:
         return
     step = arrays[0] if tagged else None
     parcel = jax.tree.unflatten(treedef, arrays[1:] if tagged else arrays)
-    capture.arrived(parcel, step, callback_id, how)
+    capture.arrived(parcel, step, callback_id, how, trained)
 
 
 class GradientTap:

@@ -49,6 +49,7 @@ from jaxcapture_nb._records import leaf_sites
 from jaxcapture_nb._tracing import (
     LOOPS,
     current_trace,
+    differentiated,
     is_evaluation,
     is_traced,
     is_tracer,
@@ -88,7 +89,7 @@ class NnxCapture:
         self._taken: collections.deque[Any] = collections.deque(maxlen=64)
         # Values that came back by callback, by (step, callback): a loop over
         # layers calls one callback once per layer, and its values are stacked.
-        self._groups: dict[tuple[float, int], list[Parcel]] = {}
+        self._groups: dict[tuple[float, int, bool], list[Parcel]] = {}
         self._groups_lock = threading.Lock()
         self._held: list[Parcel] = []  # a capture's parcels from callbacks, until drained
         # What the block saw, for what_was_lost(): values the recorder took
@@ -209,6 +210,7 @@ class NnxCapture:
             self._deliver_single(key, value)
             return
         trace = current_trace()
+        trained = self._trains(module)
         while liftable(trace):
             value = lifted(value, trace)
             trace = parent_of(trace)
@@ -221,11 +223,13 @@ class NnxCapture:
                 self.report(path, var_type, name, index, next(trace_order), value, step)
             return
         if is_evaluation(trace):
-            self._deliver_single(key, value)
+            self._deliver_single(key, value, trained)
             return
         if not isinstance(value, jax.Array) and not recorder.holds_values:
             return  # a stream records summaries of arrays
         level = self.level(trace)
+        if trained and not level.trained:
+            self._note_trained(level)
         path, var_type, name = key
         entry = Entry(path, var_type, name, level.place(key), next(trace_order), value)
         if level.way is None:
@@ -234,6 +238,22 @@ class NnxCapture:
             self._send(level, pack([entry], recorder, level.gate, tables=False))
         else:
             level.add(entry)
+
+    def _trains(self, module: nnx.Module) -> bool:
+        """Whether the call sowing now differentiates the model: ``module``'s Variables (or its submodules') are.
+
+        Only a clock that tells training steps from evaluations asks; the
+        answer is decided while tracing, so a compiled call pays nothing.
+        """
+        if self.recorder.clock.mode != "auto":
+            return False
+        return _holds_differentiated(module)
+
+    def _note_trained(self, level: Level) -> None:
+        """Notes that the model is differentiated in this trace: the call around it is a training step."""
+        while level is not None:
+            level.trained = True
+            level = self._parent_level(level)
 
     # -- levels -------------------------------------------------------------------
 
@@ -319,7 +339,7 @@ class NnxCapture:
         model carries, which moves on with each pass (see ``flatten_exit``).
         """
         passes = level.kind == "loop" and level.way == ROOT
-        callbacks.send(self.route, parcel, level.step, "passes" if passes else "stacked")
+        callbacks.send(self.route, parcel, level.step, "passes" if passes else "stacked", level.trained)
         self._note_callback(level)
 
     def _note_callback(self, level: Level) -> None:
@@ -360,7 +380,14 @@ class NnxCapture:
             children.append(parcel)
         static = (exit.route, exit.role, exit.path, exit.policy)
         origin = level.serial if parcel else 0
-        return tuple(children), (*static, exit.role == ROOT, origin, level.sowed, level.scanned)
+        return tuple(children), (
+            *static,
+            exit.role == ROOT,
+            origin,
+            level.sowed,
+            level.scanned,
+            level.trained,
+        )
 
     def unflatten_exit(self, exit: Exit) -> Exit:
         """An exit rebuilt: entering a trace, coming back to the trace around one, or back in Python."""
@@ -380,7 +407,7 @@ class NnxCapture:
                 and exit.origin not in self._around_staged(trace)
                 and all(map(is_tracer, jax.tree.leaves(exit.parcel)))
             ):
-                self._lift_parcel(exit.parcel, trace)
+                self._lift_parcel(exit.parcel, trace, exit.trained)
                 exit.parcel, exit.origin = None, 0
             return exit
         level = self.level(trace)
@@ -394,6 +421,8 @@ class NnxCapture:
             # outputs around to learn their structure, is no one's.)
             parcel, exit.parcel, exit.origin = exit.parcel, None, 0
             level.absorb(parcel)
+            if exit.trained and not level.trained:
+                self._note_trained(level)
             if self._sends(level):
                 self._send_unsent(level)
         if exit.role == ROOT:
@@ -416,16 +445,19 @@ class NnxCapture:
             return frozenset()
         return self.level(trace).around
 
-    def _lift_parcel(self, parcel: Parcel, trace: Any) -> None:
+    def _lift_parcel(self, parcel: Parcel, trace: Any, trained: bool) -> None:
         """Takes a parcel out of ``grad``'s or ``vmap``'s trace to the first staged trace around it (or hands it over)."""
         while liftable(trace):
             parcel = jax.tree.map(lambda x, t=trace: lifted(x, t), parcel)
             trace = parent_of(trace)
         if is_evaluation(trace):
-            self._deliver(self.recorder.clock.single(_first_key(parcel)), parcel)
+            key = _first_key(parcel)
+            self._deliver_stamped(trained, key, lambda: self.recorder.clock.single(key), parcel)
             return
         level = self.level(trace)
         level.absorb(parcel)
+        if trained and not level.trained:
+            self._note_trained(level)
         if self._sends(level):
             self._send_unsent(level)
 
@@ -457,9 +489,14 @@ class NnxCapture:
         if exit.role == LAZY:
             # A transform called from eager code: its values are one eager step.
             if exit.parcel:
-                self._deliver(clock.single(_first_key(exit.parcel)), exit.parcel)
+                key = _first_key(exit.parcel)
+                self._deliver_stamped(exit.trained, key, lambda: clock.single(key), exit.parcel)
             return exit
-        if exit.sowed or exit.scanned:
+        evaluation = clock.evaluation(exit.trained or exit.scanned) if exit.sowed else None
+        if evaluation is not None:
+            if exit.parcel:
+                self._deliver(evaluation.step, exit.parcel, evaluation=evaluation.gate)
+        elif exit.sowed or exit.scanned:
             step = clock.call()
             if exit.parcel:
                 self._deliver(step, exit.parcel)
@@ -481,17 +518,34 @@ class NnxCapture:
             items.append(Item(label.path, label.var_type, label.name, label.index, label.order, value))
         return items
 
-    def _deliver(self, step: int, parcel: Parcel, repeatable: bool = False) -> None:
+    def _deliver(
+        self, step: int, parcel: Parcel, repeatable: bool = False, evaluation: int | None = None
+    ) -> None:
         items = sorted(self._items(parcel), key=lambda item: item.order)
         self._delivered += 1
-        self.recorder.deliver(Delivery(step, tuple(items), tuple(parcel.tables), repeatable))
+        self.recorder.deliver(Delivery(step, tuple(items), tuple(parcel.tables), repeatable, evaluation))
 
-    def _deliver_single(self, key: tuple[Any, ...], value: Any) -> None:
+    def _deliver_stamped(
+        self, trained: bool, key: Any, counted: Any, parcel: Parcel, repeatable: bool = False
+    ) -> None:
+        """Delivers values that arrived on their own: at an evaluation's step, or at the step ``counted()`` gives."""
+        evaluation = self.recorder.clock.evaluation(trained, key)
+        if evaluation is not None:
+            self._deliver(evaluation.step, parcel, repeatable, evaluation=evaluation.gate)
+        else:
+            self._deliver(counted(), parcel, repeatable)
+
+    def _deliver_single(self, key: tuple[Any, ...], value: Any, trained: bool = False) -> None:
         self._record_in_order()
         path, var_type, name = key
         item = Item(path, var_type, name, 0, next(trace_order), value)
         self._delivered += 1
-        self.recorder.deliver(Delivery(self.recorder.clock.single(key), (item,)))
+        clock = self.recorder.clock
+        evaluation = clock.evaluation(trained, key)
+        if evaluation is None:
+            self.recorder.deliver(Delivery(clock.single(key), (item,)))
+        else:
+            self.recorder.deliver(Delivery(evaluation.step, (item,), evaluation=evaluation.gate))
 
     def what_was_lost(self) -> list[str]:
         """After the block: why values the model sowed were not recorded, one sentence each (none when all were).
@@ -505,7 +559,10 @@ class NnxCapture:
             lost.append(
                 f"the model sowed {self._received} values inside compiled code that never ran or whose "
                 "outputs were dropped (a function only traced, with jax.eval_shape or .lower(), or a "
-                "transform that does not hand back the model's state): nothing was recorded"
+                "transform that does not hand back the model's state): nothing was recorded. A jitted "
+                "function that merges the model from a split made in the block and returns no state "
+                "(forward(graphdef, state, x)) keeps its values when it also returns nnx.state(model), "
+                "or when the split is made before the block (they then leave by host callback)"
             )
         strangers = {cls.__name__: n for cls, n in getattr(self, "_strangers", {}).items() if n}
         if strangers and not self._delivered:
@@ -542,19 +599,19 @@ class NnxCapture:
                 entries = [Entry(path, var_type, n, index, order, v) for n, v in leaves]
                 self.arrived(Parcel(*_as_arrays(entries)), None, 0, "repeated")
                 return
-            for leaf_name, leaf in leaves:
-                self._deliver_single((path, var_type, leaf_name), leaf)
+            for leaf_name, leaf in leaves:  # the gradients' run: a training step
+                self._deliver_single((path, var_type, leaf_name), leaf, trained=True)
             return
         entries = [Entry(path, var_type, n, index, order, v) for n, v in leaves if isinstance(v, jax.Array)]
         if entries:
             parcel = pack(entries, self.recorder, None, tables=False)
-            callbacks.send(self.route, parcel, step if usable_here(step) else None, "repeated")
+            callbacks.send(self.route, parcel, step if usable_here(step) else None, "repeated", True)
             self._called_back = True
             level = self._staged_level()
             if level is not None:
                 self._note_callback(level)  # the call sows: its return moves the clock on
 
-    def arrived(self, parcel: Parcel, step: Any, callback_id: int, how: str) -> None:
+    def arrived(self, parcel: Parcel, step: Any, callback_id: int, how: str, trained: bool = True) -> None:
         """A callback's parcel, on the host (on the runtime's thread); ``step`` as the device saw it, or None.
 
         ``how`` says what a second call of the callback for one step means (see ``callbacks.send``).
@@ -568,15 +625,16 @@ class NnxCapture:
             with self._groups_lock:
                 self._held.append(parcel)
             return
+        key = _first_key(parcel)
         if step is None:
-            self._deliver(clock.single(_first_key(parcel)), parcel, how == "repeated")
+            self._deliver_stamped(trained, key, lambda: clock.single(key), parcel, how == "repeated")
             return
         step = float(step)
         if how != "stacked":
-            self._deliver(clock.tagged(step), parcel, how == "repeated")
+            self._deliver_stamped(trained, key, lambda: clock.tagged(step), parcel, how == "repeated")
             return
         with self._groups_lock:
-            self._groups.setdefault((step, callback_id), []).append(parcel)
+            self._groups.setdefault((step, callback_id, trained), []).append(parcel)
             done = [key for key in self._groups if key[0] < step]
             groups = [(key, self._groups.pop(key)) for key in sorted(done)]
         self._deliver_groups(groups)
@@ -592,10 +650,11 @@ class NnxCapture:
         if self.recorder.holds_values and self._called_back:
             self.drain(final=True)
 
-    def _deliver_groups(self, groups: list[tuple[tuple[float, int], list[Parcel]]]) -> None:
-        for (step, _), parcels in groups:
+    def _deliver_groups(self, groups: list[tuple[tuple[float, int, bool], list[Parcel]]]) -> None:
+        clock = self.recorder.clock
+        for (step, _, trained), parcels in groups:
             parcel = parcels[0] if len(parcels) == 1 else jax.tree.map(lambda *xs: np.stack(xs), *parcels)
-            self._deliver(self.recorder.clock.tagged(step), parcel)
+            self._deliver_stamped(trained, _first_key(parcel), lambda step=step: clock.tagged(step), parcel)
 
     def drain(self, final: bool = False) -> None:
         """Hands over what callbacks left: all of it at the end of the block (``final``), else the steps done."""
@@ -605,7 +664,7 @@ class NnxCapture:
             if final:
                 latest = None
             else:
-                latest = max((step for step, _ in self._groups), default=None)
+                latest = max((step for step, _, _ in self._groups), default=None)
             done = [key for key in self._groups if latest is None or key[0] < latest]
             groups = [(key, self._groups.pop(key)) for key in sorted(done)]
             held, self._held = self._held, []
@@ -618,6 +677,24 @@ class NnxCapture:
 # What the traces of Flax transforms that carry new state out are made for,
 # besides jit (``_tracing.traced_for``).
 _FLAX_TRANSFORMS = frozenset({*LOOPS, "checkpoint / remat"})
+
+
+def _holds_differentiated(module: nnx.Module) -> bool:
+    """Whether a Variable of ``module`` or of its submodules holds a value being differentiated (see ``_tracing.differentiated``)."""
+    pending: list[nnx.Pytree] = [module]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for value in vars(current).values():
+            if isinstance(value, nnx.Pytree) and not isinstance(value, nnx.Variable):
+                pending.append(value)  # a submodule, an nnx.List or nnx.Dict of them
+            elif isinstance(value, nnx.Variable) and not isinstance(value, ExitVariable):
+                if differentiated(flax_internals.held_value(value)):
+                    return True
+    return False
 
 
 def _outer_traces(trace: Any) -> list[Any]:

@@ -66,6 +66,8 @@ class Exit:
       policy: the recorder's policy when it was made: a compiled step is not reused across policies.
       sowed: (on the way out) whether the call sowed anything, by parcel or callback.
       scanned: (on the way out) whether the call scanned several training steps.
+      trained: (on the way out) whether the call differentiated the model: a
+        training step, not an evaluation (see ``_clock``).
     """
 
     __slots__ = (
@@ -80,6 +82,7 @@ class Exit:
         "scanned",
         "sowed",
         "step",
+        "trained",
     )
 
     def __init__(
@@ -93,10 +96,11 @@ class Exit:
         origin: int = 0,
         sowed: bool = False,
         scanned: bool = False,
+        trained: bool = False,
     ):
         self.route, self.role, self.path, self.policy = route, role, path, policy
         self.step, self.parcel, self.origin = step, parcel, origin
-        self.sowed, self.scanned = sowed, scanned
+        self.sowed, self.scanned, self.trained = sowed, scanned, trained
         self.level: Any = None  # the Level whose exit this object is, inside a trace
         # The children and static data it was rebuilt from, which it
         # flattens to again when JAX flattens the outputs it rebuilt (see
@@ -114,15 +118,22 @@ class Exit:
         if self.held is not None and reflattening_outputs():
             return self.held
         if capture is None or capture.recorder.policy != self.policy:
-            return (), (*static, False, 0, False, False)  # a copy kept from an ended capture: carries nothing
+            return (), (
+                *static,
+                False,
+                0,
+                False,
+                False,
+                False,
+            )  # a copy kept from an ended capture: carries nothing
         if not tracing():
             if self.role == LAZY or capture.recorder.holds_values:
                 # A capture numbers each site's values, and needs no step: with no
                 # leaf, the model also goes whole through vmap (an ensemble).
-                return (), (*static, False, 0, False, False)
+                return (), (*static, False, 0, False, False, False)
             # A call is taking the model in: the step it belongs to.
             clock = capture.recorder.clock
-            return (np.float32(clock.on_device(clock.entry())),), (*static, True, 0, False, False)
+            return (np.float32(clock.on_device(clock.entry())),), (*static, True, 0, False, False, False)
         level = self.level
         if level is None or level.trace is not current_trace():
             return self.passing()
@@ -142,16 +153,16 @@ class Exit:
         if self.parcel:
             children.append(self.parcel)
         origin = self.origin if self.parcel else 0
-        return tuple(children), (*static, self.step is not None, origin, False, False)
+        return tuple(children), (*static, self.step is not None, origin, False, False, self.trained)
 
     @classmethod
     def _unflatten(cls, static, children):
-        route, role, path, policy, has_step, origin, sowed, scanned = static
+        route, role, path, policy, has_step, origin, sowed, scanned, trained = static
         children_in = children
         children = list(children)
         step = children.pop(0) if has_step else None
         parcel = children.pop(0) if children else None
-        exit = cls(route, role, path, policy, step, parcel, origin, sowed, scanned)
+        exit = cls(route, role, path, policy, step, parcel, origin, sowed, scanned, trained)
         if not tracing():
             exit.held = (tuple(children_in), static)
         capture = ROUTES.get(route)

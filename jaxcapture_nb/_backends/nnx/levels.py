@@ -51,6 +51,8 @@ class Level:
       counts: values each site sowed here so far: the next one's index.
       sowed: whether anything was sowed here or below (a parcel, or a callback).
       scanned: whether the model's exit went through a loop of training steps below.
+      trained: whether the model was differentiated here or below: the call is a
+        training step, not an evaluation (see ``_tracing.differentiated``).
       serial: names the level in the parcels it packs.
       around: the serials of this level and of the levels around it: a parcel
         packed by one of them that comes back here only passed through.
@@ -75,6 +77,7 @@ class Level:
         self.parcels: list[Parcel] = []
         self.sowed = False
         self.scanned = False
+        self.trained = False
         self._version = 0
         self._packed: tuple[int, Parcel] | None = None
         self._absorbed: list[Any] = []  # the first array of each parcel taken
