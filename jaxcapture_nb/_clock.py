@@ -35,6 +35,8 @@ import threading
 from collections.abc import Hashable
 from typing import Any, NamedTuple
 
+import numpy as np
+
 STEP_MODES = ("auto", "calls", "marked")
 
 # A step reaches the device as a float32, exact up to 2**24: a model's state
@@ -134,7 +136,7 @@ class StepClock:
 
     def from_device(self, tag: Any) -> int:
         """The step a value from the device (see :meth:`on_device`) stands for: the nearest to the steps counted."""
-        tag = int(tag)
+        tag = int(np.asarray(tag).reshape(-1)[0])  # a step leaf of one lane per ensemble member
         near = self._next
         return near + (tag - near + self.period // 2) % self.period - self.period // 2
 

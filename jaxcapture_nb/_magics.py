@@ -28,6 +28,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from jaxcapture_nb._capture import capture
+from jaxcapture_nb._clock import STEP_MODES
 from jaxcapture_nb._hosts import should_display
 from jaxcapture_nb._modes import PRESETS, ModeError, with_mode
 from jaxcapture_nb._recorder import KEEP_MODES
@@ -241,6 +242,12 @@ class CaptureMagics(Magics):
     @argument("--no-display", action="store_true", help="do not display the widget")
     @argument("--stream", action="store_true", help="stream summaries into a live view (see watch())")
     @argument("--every", type=int, default=1, help="with --stream: record one training step in N")
+    @argument(
+        "--steps",
+        default="auto",
+        choices=STEP_MODES,
+        help="with --stream: what a step is (auto: a call that trains the model; see watch())",
+    )
     @argument("--grads", action="store_true", help="also record gradients of Module.perturb values")
     @argument("--mode", default=None, help="run on a view: train, eval, or name=value,... view options")
     @cell_magic
@@ -294,6 +301,8 @@ class CaptureMagics(Magics):
             return
         if args.every != 1:
             raise UsageError("--every applies to --stream; add --stream, or use --keep last in a loop")
+        if args.steps != "auto":
+            raise UsageError("--steps applies to --stream; add --stream")
         captures = _for_each(
             models,
             lambda model: capture(
@@ -329,6 +338,7 @@ class CaptureMagics(Magics):
             lambda model: watch(
                 model,
                 every=args.every,
+                steps=args.steps,
                 grads=args.grads,
                 methods=args.methods,
                 include=_unquote(args.include),

@@ -166,7 +166,7 @@ def main(out_path: str) -> None:
                     step(model, sharded)
                 summaries = [r.summary for r in cap.records if r.name == "hidden"]
             else:
-                with watch(model, display=False) as w:
+                with watch(model, display=False, steps="calls") as w:
                     for _ in range(3):
                         step(model, sharded)
                 w.stream.settle()

@@ -197,7 +197,8 @@ def test_stream_runs_the_cell_inside_watch_and_binds_it(ipython, namespace):
     assert ipython.run_cell(cell).success
     w = namespace.pop("w")
     assert isinstance(w, Watch) and not has_captures(namespace["model"])
-    features = w.stream.series[((), "Intermediate", "features")]
+    # Forward passes alone train nothing: evaluations, numbered by themselves.
+    features = w.stream.series[((), "Evaluation", "features")]
     assert features.calls == 5 and features.steps[: features.size].tolist() == [0, 2, 4]
 
 
@@ -216,7 +217,7 @@ def test_stream_every_n_summarizes_only_the_recorded_calls_of_a_compiled_step(
     monkeypatch.setattr(StepTable, "packed", spy)
     namespace["traces"] = []
     cell = (
-        "%%capture_intermediates model --stream --every 3 --no-display --out w\n"
+        "%%capture_intermediates model --stream --every 3 --steps calls --no-display --out w\n"
         "@nnx.jit\n"
         "def step(model, x):\n"
         "    traces.append(1)\n"

@@ -106,19 +106,21 @@ def test_the_runs_a_tutorial_saved_open_in_a_new_kernel(tmp_path):
     shutil.copy(tutorial, copy)
     notebook = nbformat.read(copy, as_version=4)
     NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["lr-0.05", "lr-1.0"]
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["lr-0.05", "lr-1.0", "resumed"]
     reopen = nbformat.v4.new_notebook(
         cells=[
             nbformat.v4.new_code_cell(
                 "import warnings; warnings.simplefilter('error')\n"
                 "from jaxcapture_nb import open_run\n"
                 "view = open_run('runs/lr-0.05')\n"
-                "print(sorted(s.label for s in view.stream.series.values()), view.stream.steps_seen)"
+                "print(sorted(s.label for s in view.stream.series.values()), view.stream.steps_seen)\n"
+                "print('resumed', open_run('runs/resumed').stream.steps_seen)"
             )
         ]
     )
     NotebookClient(reopen, timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
-    assert reopen.cells[0].outputs[0]["text"].startswith("['hidden', 'logits']")
+    printed = reopen.cells[0].outputs[0]["text"]
+    assert printed.startswith("['hidden', 'logits']") and "resumed 120" in printed
 
 
 OVERLAY_OF_A_RUNNING_WATCH = """

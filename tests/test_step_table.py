@@ -155,7 +155,7 @@ def test_rows_a_later_step_replaces_are_not_made_and_their_nonfinite_values_stil
     histories = []
     for settle_each_step in (True, False):
         model = Stack([4, 8, 8], nnx.Rngs(0))
-        with watch(model, display=False, keep_steps=4, publish="loop") as w:
+        with watch(model, display=False, keep_steps=4, publish="loop", steps="calls") as w:
             for i in range(30):
                 step(model, x * scale[i])
                 if settle_each_step or i == 0:

@@ -94,7 +94,9 @@ def test_validation_through_a_view_is_an_evaluation(made):
     with watch(model, display=False) as w:
         for _ in range(4):
             train_step(model, optimizer, X, Y)
-            validate(view or nnx.view(model), X_EVAL)
+            # A view made before the block has no place for the watch's values: they leave by host
+            # callback and are stamped as they arrive, so the loop reads its result, as loops do.
+            jax.block_until_ready(validate(view or nnx.view(model), X_EVAL))
     assert rows(w) == {(SITE, "Intermediate"): [0, 1, 2, 3], (SITE, "Evaluation"): [0, 1, 2, 3]}
     assert means(w, "Evaluation")[-1] == pytest.approx(activation_mean(model, X_EVAL), rel=1e-5)
 
@@ -262,3 +264,53 @@ def test_a_start_step_that_is_no_step_is_refused_naming_what_it_takes(bad):
     model, _ = fresh()
     with pytest.raises(ValueError, match="start_step must be a whole number of steps.*nnx.Optimizer"):
         watch(model, start_step=bad)
+
+
+def test_an_nnx_vmap_ensemble_trains_watched_as_unwatched_with_the_ensemble_axis_in_its_rows():
+    """Three members made with nnx.split_rngs and nnx.vmap, called with in_axes=(0, None) in the step."""
+
+    @nnx.split_rngs(splits=3)
+    @nnx.vmap(in_axes=(0,), out_axes=0)
+    def make(rngs):
+        return SowingRegressor(rngs)
+
+    @nnx.jit
+    def step(ensemble, optimizer, x, y):
+        def loss(ensemble):
+            predictions = nnx.vmap(lambda member, x: member(x), in_axes=(0, None))(ensemble, x)
+            return jnp.mean((predictions - y[None]) ** 2)
+
+        optimizer.update(ensemble, nnx.grad(loss)(ensemble))
+
+    def trained(watched):
+        ensemble = make(nnx.Rngs(0))
+        optimizer = nnx.Optimizer(ensemble, optax.sgd(0.1), wrt=nnx.Param)
+        first = float(
+            jnp.mean(
+                nnx.relu(
+                    jnp.einsum("bi,mio->mbo", X, ensemble.hidden.kernel[...])
+                    + ensemble.hidden.bias[...][:, None]
+                )
+            )
+        )
+        if not watched:
+            for _ in range(3):
+                step(ensemble, optimizer, X, Y)
+            return ensemble, None, first
+        with watch(ensemble, display=False) as w:
+            for _ in range(3):
+                step(ensemble, optimizer, X, Y)
+        return ensemble, w, first
+
+    plain, _, _ = trained(False)
+    ensemble, w, first_mean = trained(True)
+    for a, b in zip(
+        jax.tree.leaves(nnx.state(ensemble, nnx.Param)),
+        jax.tree.leaves(nnx.state(plain, nnx.Param)),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(a, b)
+    assert rows(w) == {(SITE, "Intermediate"): [0, 1, 2]}
+    activation = next(iter(w.stream.series.values()))
+    assert activation.shape == (3, 8, 8)  # members, batch, features
+    assert means(w, "Intermediate")[0] == pytest.approx(first_mean, rel=1e-5)

@@ -217,6 +217,36 @@ def carries_new_variables(traced_for: str | None) -> bool:
     return stacks is None or bool(stacks.get(tag))
 
 
+def ensemble_size(model: nnx.Module) -> int:
+    """How many members a model made by ``nnx.vmap`` has: the leading axis every array of its Variables shares; else 0.
+
+    An ensemble (``nnx.split_rngs`` and ``nnx.vmap`` over a constructor)
+    stacks each parameter of its members along a first axis, and
+    ``nnx.vmap(f, in_axes=(0, ...))(ensemble, ...)`` maps every leaf of its
+    state along it.
+
+    Example:
+      >>> @nnx.split_rngs(splits=3)
+      ... @nnx.vmap(in_axes=(0,), out_axes=0)
+      ... def make(rngs):
+      ...     return nnx.Linear(2, 4, rngs=rngs)
+      >>> ensemble_size(make(nnx.Rngs(0))), ensemble_size(nnx.Linear(2, 4, rngs=nnx.Rngs(0)))
+      (3, 0)
+    """
+    leading = set()
+    for _, value in nnx.iter_graph(model):
+        if isinstance(value, nnx.Variable):
+            held = value.get_raw_value()
+            shape = getattr(held, "shape", None)
+            if shape is None:
+                continue
+            leading.add(shape[0] if shape else None)
+            if len(leading) > 1:
+                return 0
+    found = next(iter(leading), None)
+    return found if isinstance(found, int) and found > 1 else 0
+
+
 def first_variable_shape(module: nnx.Module) -> tuple[int, ...] | None:
     """The shape of the first array among a module's Variables and its submodules' (by attribute name), or None."""
     for name in sorted(vars(module)):

@@ -34,6 +34,7 @@ from jaxcapture_nb._backends.nnx.hooks import capture_of, class_hooks
 from jaxcapture_nb._backends.nnx.levels import CALLBACK, LAZY, ROOT, Level
 from jaxcapture_nb._backends.nnx.modules import iter_modules
 from jaxcapture_nb._backends.nnx.parcel import ARRAY, ROW, STATIC, Entry, Label, Parcel, pack
+from jaxcapture_nb._backends.nnx.patching import patched_keys
 from jaxcapture_nb._backends.nnx.routes import (
     ROUTES,
     Site,
@@ -98,6 +99,7 @@ class NnxCapture:
         self._delivered = 0
         self._strangers_before: dict[type, int] = {}
         self._called_back = False
+        self._copied = False  # whether the block made a copy of the model that may outlive it (see _unmark)
 
     # -- installing -----------------------------------------------------------
 
@@ -145,7 +147,8 @@ class NnxCapture:
             self._shapes[path] = flax_internals.first_variable_shape(module)
 
     def _add_root_exit(self) -> None:
-        vars(self.model)[EXIT] = ExitVariable(Exit(self.route, ROOT, (), self.recorder.policy))
+        lanes = flax_internals.ensemble_size(self.model)
+        vars(self.model)[EXIT] = ExitVariable(Exit(self.route, ROOT, (), self.recorder.policy, lanes=lanes))
 
     def refresh_sites(self, module: nnx.Module) -> bool:
         """Registers the modules' keys again (an attribute set on the model changes one); whether ``module`` is now known."""
@@ -173,9 +176,7 @@ class NnxCapture:
         finally:
             if isinstance(vars(self.model).get(EXIT), ExitVariable):
                 del vars(self.model)[EXIT]
-            added = {EXIT, *(entry for _, entry in self._entries)}
-            for _, module in self._modules:
-                flax_internals.give_back_site_key(module, added)
+            self._unmark()
             self._keys, self._entries = {}, []
             self._strangers = {
                 cls: class_hooks.strangers.get(cls, 0) - self._strangers_before.get(cls, 0)
@@ -189,6 +190,39 @@ class NnxCapture:
                 unregister_route(self.route)
                 if ROUTES.get(self.route) is self:
                     del ROUTES[self.route]
+
+    def _unmark(self) -> None:
+        """Takes the capture's entries out of the modules' mappings (see ``flax_internals.mark_site``).
+
+        In place, so that every module sharing a mapping (a view of the
+        model made before the block) is as it was, unless the block made a
+        copy of the model that outlives it (an ``nnx.cached_partial``): that
+        copy holds the marked mappings, and its compiled step checks that
+        they come out of each call as they went in, after its donated
+        buffers are gone. Then the model's modules get clean mappings of
+        their own (``give_back_site_key``), and the copy keeps the marked
+        ones; a module a patch around the block knows by its mapping keeps it.
+        """
+        added = {EXIT, *(entry for _, entry in self._entries)}
+        for _, module in self._modules:
+            key = flax_internals.site_key(module)
+            if self._copied and key is not None and id(key) not in patched_keys:
+                flax_internals.give_back_site_key(module, added)
+            else:
+                for entry in added:
+                    flax_internals.unmark(key, entry)
+        for key in (
+            self._keys.values()
+        ):  # mappings the model's modules no longer hold (an attribute set in the block)
+            if self._copied or key is None:
+                continue
+            for entry in added:
+                flax_internals.unmark(key, entry)
+
+    def note_copy(self, module: nnx.Module) -> None:
+        """Flax set the model's exit on a module outside any trace: a copy of the model made in the block."""
+        if module is not self.model:
+            self._copied = True
 
     # -- what sow and perturb write ---------------------------------------------
 
@@ -358,14 +392,14 @@ class NnxCapture:
                 # Each pass of a loop that carries the model is a training step
                 # of its own; the step it carries moves on (see _send).
                 if level.next_step is None:
-                    level.next_step = level.step + 1
+                    level.next_step = _like(level.step + 1, exit.step)
                 return exit.passing(level.next_step)
             return exit.passing()
         parcel = level.parcel(self.recorder)
         if exit.role == ROOT and level.own_step:
             # The model came back from a loop that took it in (as its carry, or
             # broadcast, which Flax carries too): the loop scanned steps.
-            level.scanned |= exit.step is not level.step and id(exit.step) not in level.fresh
+            level.scanned |= exit.step is not level.step_leaf and id(exit.step) not in level.fresh
             level.sowed |= level.scanned
         children: list[Any] = []
         if exit.role == ROOT:
@@ -432,7 +466,7 @@ class NnxCapture:
             if exit.step is None or level.own_step:
                 return exit  # a copy, or back from a loop (see flatten_exit)
             # The model's own step here: in a loop over training steps, each pass's.
-            level.step, level.own_step = exit.step, True
+            level.step, level.step_leaf, level.own_step = _first_lane(exit.step), exit.step, True
             if self.recorder.every > 1 and not self.recorder.grads:
                 level.gate = self.recorder.records_step(exit.step)
         return exit
@@ -677,6 +711,16 @@ class NnxCapture:
 # What the traces of Flax transforms that carry new state out are made for,
 # besides jit (``_tracing.traced_for``).
 _FLAX_TRANSFORMS = frozenset({*LOOPS, "checkpoint / remat"})
+
+
+def _first_lane(step: Any) -> Any:
+    """The step a call runs (a scalar), from its step leaf, which has a lane per member of an ensemble."""
+    return step if jax.numpy.ndim(step) == 0 else step[0]
+
+
+def _like(step: Any, leaf: Any) -> Any:
+    """``step`` in the shape of the step leaf ``leaf`` (see :func:`_first_lane`)."""
+    return step if jax.numpy.ndim(leaf) == 0 else jax.numpy.broadcast_to(step, jax.numpy.shape(leaf))
 
 
 def _holds_differentiated(module: nnx.Module) -> bool:

@@ -61,6 +61,10 @@ class Exit:
       role: ROOT (the model's) or LAZY (a submodule's, inside a transform).
       path: the path of the module that holds it.
       step: the step leaf: an int outside a call, a tracer inside one; None for a lazy exit.
+        It has one lane per member when the model is an ensemble (``lanes``).
+      lanes: the number of members of a model made by ``nnx.vmap`` (every one
+        of its arrays has that leading axis), or 0: ``nnx.vmap`` maps the
+        step leaf along that axis with the rest of the model's state.
       parcel: what it carries out, or None.
       origin: the serial of the level that packed the parcel.
       policy: the recorder's policy when it was made: a compiled step is not reused across policies.
@@ -72,6 +76,7 @@ class Exit:
 
     __slots__ = (
         "held",
+        "lanes",
         "level",
         "origin",
         "parcel",
@@ -97,8 +102,10 @@ class Exit:
         sowed: bool = False,
         scanned: bool = False,
         trained: bool = False,
+        lanes: int = 0,
     ):
         self.route, self.role, self.path, self.policy = route, role, path, policy
+        self.lanes = lanes
         self.step, self.parcel, self.origin = step, parcel, origin
         self.sowed, self.scanned, self.trained = sowed, scanned, trained
         self.level: Any = None  # the Level whose exit this object is, inside a trace
@@ -133,7 +140,10 @@ class Exit:
                 return (), (*static, False, 0, False, False, False)
             # A call is taking the model in: the step it belongs to.
             clock = capture.recorder.clock
-            return (np.float32(clock.on_device(clock.entry())),), (*static, True, 0, False, False, False)
+            step = np.float32(clock.on_device(clock.entry()))
+            if self.lanes:
+                step = np.full((self.lanes,), step)
+            return (step,), (*static, True, 0, False, False, False)
         level = self.level
         if level is None or level.trace is not current_trace():
             return self.passing()
@@ -162,7 +172,8 @@ class Exit:
         children = list(children)
         step = children.pop(0) if has_step else None
         parcel = children.pop(0) if children else None
-        exit = cls(route, role, path, policy, step, parcel, origin, sowed, scanned, trained)
+        lanes = np.shape(step)[0] if np.ndim(step) == 1 else 0  # an ensemble's step keeps its lanes
+        exit = cls(route, role, path, policy, step, parcel, origin, sowed, scanned, trained, lanes)
         if not tracing():
             exit.held = (tuple(children_in), static)
         capture = ROUTES.get(route)

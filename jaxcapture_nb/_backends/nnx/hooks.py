@@ -98,6 +98,8 @@ class _ExitSlot:
         exit = flax_internals.held_value(variable) if isinstance(variable, nnx.Variable) else None
         capture = ROUTES.get(exit.route) if isinstance(exit, Exit) else None
         if capture is not None and isinstance(exit, Exit):
+            if not tracing():
+                capture.note_copy(module)
             if not capture.exit_set(module, variable, exit):
                 vars(module)[EXIT] = variable
             return

@@ -70,6 +70,7 @@ class Level:
         self.way: str | None = None
         self.step, self.gate = step, gate
         self.own_step = False  # whether ``step`` is the model's own here, not one from around
+        self.step_leaf: Any = None  # the exit's step leaf ``step`` was read from (one lane per member)
         self.next_step: Any = None  # in a loop that carries the model: the step its next pass has
         self.fresh: dict[int, Any] = {}  # copies of the step this level handed out (see exits.fresh)
         self.counts: dict[tuple[Any, ...], int] = {}
