@@ -314,3 +314,23 @@ def test_an_nnx_vmap_ensemble_trains_watched_as_unwatched_with_the_ensemble_axis
     activation = next(iter(w.stream.series.values()))
     assert activation.shape == (3, 8, 8)  # members, batch, features
     assert means(w, "Intermediate")[0] == pytest.approx(first_mean, rel=1e-5)
+
+
+def test_an_ensemble_watched_every_other_step_records_those_steps():
+    @nnx.split_rngs(splits=3)
+    @nnx.vmap(in_axes=(0,), out_axes=0)
+    def make(rngs):
+        return SowingRegressor(rngs)
+
+    ensemble = make(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(ensemble, optax.sgd(0.1), wrt=nnx.Param)
+
+    @nnx.jit
+    def step(ensemble, optimizer):
+        loss = lambda e: jnp.mean(nnx.vmap(lambda m, x: m(x), in_axes=(0, None))(e, X) ** 2)  # noqa: E731
+        optimizer.update(ensemble, nnx.grad(loss)(ensemble))
+
+    with watch(ensemble, every=2, display=False) as w:
+        for _ in range(5):
+            step(ensemble, optimizer)
+    assert rows(w) == {(SITE, "Intermediate"): [0, 2, 4]}

@@ -211,13 +211,11 @@ class NnxCapture:
             else:
                 for entry in added:
                     flax_internals.unmark(key, entry)
-        for key in (
-            self._keys.values()
-        ):  # mappings the model's modules no longer hold (an attribute set in the block)
-            if self._copied or key is None:
-                continue
-            for entry in added:
-                flax_internals.unmark(key, entry)
+        if not self._copied:
+            # Also the mappings the model's modules no longer hold (an attribute set in the block).
+            for key in self._keys.values():
+                for entry in added:
+                    flax_internals.unmark(key, entry)
 
     def note_copy(self, module: nnx.Module) -> None:
         """Flax set the model's exit on a module outside any trace: a copy of the model made in the block."""
@@ -468,7 +466,7 @@ class NnxCapture:
             # The model's own step here: in a loop over training steps, each pass's.
             level.step, level.step_leaf, level.own_step = _first_lane(exit.step), exit.step, True
             if self.recorder.every > 1 and not self.recorder.grads:
-                level.gate = self.recorder.records_step(exit.step)
+                level.gate = self.recorder.records_step(level.step)
         return exit
 
     def _around_staged(self, trace: Any) -> frozenset[int]:
