@@ -334,3 +334,36 @@ def test_an_ensemble_watched_every_other_step_records_those_steps():
         for _ in range(5):
             step(ensemble, optimizer)
     assert rows(w) == {(SITE, "Intermediate"): [0, 2, 4]}
+
+
+def test_with_gradients_recorded_each_compiled_call_moves_the_step_on_as_it_returns(monkeypatch):
+    """Values and gradients leave by callback; each call still counts as a training step when it returns.
+
+    Otherwise only the callbacks would move the clock on, and once JAX
+    dispatches calls ahead of them, a call would take in the step of the one
+    before it, and its values would be dropped as that step's repeats.
+    """
+    from models import PerturbedMLP
+
+    from jaxcapture_nb._clock import StepClock
+
+    returned = []
+    call = StepClock.call
+    monkeypatch.setattr(StepClock, "call", lambda clock: returned.append(1) or call(clock))
+    model = PerturbedMLP(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+    x, y = jnp.ones((8, 4)), jnp.zeros((8, 1))
+
+    @nnx.jit
+    def step(model, optimizer):
+        optimizer.update(model, nnx.grad(lambda m: jnp.mean((m(x) - y) ** 2))(model))
+
+    with watch(model, grads=True, display=False) as w:
+        for _ in range(30):
+            step(model, optimizer)
+    assert len(returned) == 30
+    assert {(s.label, s.kind): s.steps[: s.size].tolist() for s in w.stream.series.values()} == {
+        ("h", "Perturbation"): list(range(30)),
+        ("act", "Intermediate"): list(range(30)),
+        ("h", "Gradient"): list(range(30)),
+    }

@@ -524,7 +524,10 @@ class NnxCapture:
                 key = _first_key(exit.parcel)
                 self._deliver_stamped(exit.trained, key, lambda: clock.single(key), exit.parcel)
             return exit
-        evaluation = clock.evaluation(exit.trained or exit.scanned) if exit.sowed else None
+        # Recording gradients, every call is a training step: its values all leave by callback,
+        # stamped as the gradients' run (see report), and the clock must move on with each call.
+        trained = exit.trained or exit.scanned or self.recorder.grads
+        evaluation = clock.evaluation(trained) if exit.sowed else None
         if evaluation is not None:
             if exit.parcel:
                 self._deliver(evaluation.step, exit.parcel, evaluation=evaluation.gate)
