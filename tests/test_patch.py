@@ -211,8 +211,10 @@ def test_the_sweep_equals_patching_one_site_and_position_at_a_time():
             with patch(model, {at(site, np.s_[:, p]): clean[site]}):
                 want = float(logit_difference(step(model, OTHER)))
             assert result.effect[i, p] == pytest.approx(want, rel=1e-5, abs=1e-6)
-    assert result.clean == pytest.approx(float(logit_difference(model(TOKENS))), abs=1e-6)
-    assert result.corrupted == pytest.approx(float(logit_difference(model(OTHER))), abs=1e-6)
+    # The sweep's runs are compiled, the references eager: float32 sums in another order, which
+    # differ by a few units in the last place of values near 1 (3e-6 seen on JAX 0.12).
+    assert result.clean == pytest.approx(float(logit_difference(model(TOKENS))), rel=1e-5, abs=1e-6)
+    assert result.corrupted == pytest.approx(float(logit_difference(model(OTHER))), rel=1e-5, abs=1e-6)
     # The last layer's output at the last position decides the last position's logits.
     assert result.recovery[2, 5] == pytest.approx(1.0, abs=1e-5)
     assert "recovery" in result.table() and "layers.2.__call__" in result.table()
