@@ -205,6 +205,7 @@ class StepClock:
     def tagged(self, tag: Any) -> int:
         """A value that came with its step as the device saw it (a host callback): that step, noted as seen."""
         with self._lock:
+            self._trained = True  # asked only for a training step's values (see evaluation())
             step = self.from_device(tag)
             if not self.marked:
                 self._next = max(self._next, step + 1)
@@ -219,6 +220,7 @@ class StepClock:
         """
         with self._lock:
             self._settle_scanned()
+            self._trained = True  # asked only for a training step's values (see evaluation())
             if self.marked:
                 return self._next
             if self._single_step is None or key in self._single_seen:

@@ -18,6 +18,7 @@ import optax
 import pytest
 from flax import nnx
 from models import SowingRegressor, Stack
+from training import mse_train_step as train_step
 
 from jaxcapture_nb import read_run, watch
 
@@ -34,13 +35,6 @@ def fresh():
 
 def loss_fn(model, x, y):
     return jnp.mean((model(x) - y) ** 2)
-
-
-@nnx.jit
-def train_step(model, optimizer, x, y):
-    loss, grads = nnx.value_and_grad(loss_fn)(model, x, y)
-    optimizer.update(model, grads)
-    return loss
 
 
 @nnx.jit
@@ -195,6 +189,18 @@ def test_two_watched_models_stepped_alternately_each_count_their_own_steps():
         (f"{SITE}[1]", "Intermediate"): [0, 1, 2, 3],
         (SITE, "Evaluation"): [0, 1, 2, 3],
     }
+
+
+def test_a_training_step_made_before_the_block_counts_its_evaluations_at_its_steps():
+    """Its values leave by host callback, stamped with its steps: evaluations still go at those steps."""
+    model, optimizer = fresh()
+    cached = nnx.cached_partial(train_step, model, optimizer)
+    with watch(model, display=False) as w:
+        for _ in range(3):
+            jax.block_until_ready(cached(X, Y))
+            for batch in (X_EVAL, X):  # two evaluation batches a step: the first is kept
+                eval_step(model, batch, Y)
+    assert rows(w) == {(SITE, "Intermediate"): [0, 1, 2], (SITE, "Evaluation"): [0, 1, 2]}
 
 
 def test_steps_calls_counts_every_call_as_before():
