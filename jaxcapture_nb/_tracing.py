@@ -158,6 +158,20 @@ def differentiated(value: Any) -> bool:
     return False
 
 
+def manual_axes() -> tuple[str, ...]:
+    """The mesh axes a ``shard_map`` body runs over, where one is being traced; () elsewhere.
+
+    Inside the body each device holds its own shard of a value, so nothing
+    sowed there is the whole value. Read from the abstract mesh, which JAX
+    sets for the body whether or not it checks varying axes (``check_vma``).
+
+    Example:
+      >>> manual_axes()
+      ()
+    """
+    return tuple(jax.sharding.get_abstract_mesh().manual_axes)
+
+
 def reflattening_outputs() -> bool:
     """Whether the pytree being flattened is the output a compiled call just rebuilt, flattened again by JAX.
 

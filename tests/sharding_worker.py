@@ -27,12 +27,14 @@ LAYOUTS = {
     "2x4-columns": ((2, 4), ("a", "b"), (None, "b")),
 }
 MODEL_APIS = ("capture", "watch", "compare_modes")
+SHARD_MAPS = ("jax.shard_map", "nnx.shard_map")
 
 CASES = (
     [f"summarize/{k}/{c}/{layout}" for k, c, layout in itertools.product(MESH_KINDS, CONTEXTS, LAYOUTS)]
     + [f"groups/{k}" for k in MESH_KINDS]
     + [f"shared_histograms/{k}/{layout}" for k, layout in itertools.product(MESH_KINDS, LAYOUTS)]
     + [f"{api}/{k}/{c}" for api, k, c in itertools.product(MODEL_APIS, MESH_KINDS, CONTEXTS)]
+    + [f"{api}/{shard_map}" for api, shard_map in itertools.product(("capture", "watch"), SHARD_MAPS)]
 )
 
 
@@ -179,6 +181,86 @@ def main(out_path: str) -> None:
                 assert int(s.count) == want.size and int(s.hist.sum()) == want.size
                 assert float(s.min) == 0.0 and int(s.zero_count) > 0
 
+    def shard_map_step(shard_map, mesh):
+        """A data-parallel training step: each device's gradients, averaged with ``pmean`` in a shard_map body."""
+        specs = {"mesh": mesh, "in_specs": (P(), P("d"), P("d")), "out_specs": (P(), P())}
+
+        def loss(model, x, y):
+            return ((model(x)[:, :1] - y) ** 2).mean()
+
+        if shard_map == "nnx.shard_map":
+
+            @nnx.shard_map(**specs)
+            def local(model, x, y):
+                value, grads = nnx.value_and_grad(loss)(model, x, y)
+                return jax.lax.pmean(value, "d"), jax.lax.pmean(grads, "d")
+
+        else:
+
+            def local(model, x, y):
+                graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+
+                def body(params, x, y):
+                    value, grads = jax.value_and_grad(lambda p: loss(nnx.merge(graphdef, p, rest), x, y))(
+                        params
+                    )
+                    return jax.lax.pmean(value, "d"), jax.lax.pmean(grads, "d")
+
+                return jax.shard_map(body, **specs)(params, x, y)
+
+        @nnx.jit
+        def step(model, optimizer, x, y):
+            value, grads = local(model, x, y)
+            optimizer.update(model, grads)
+            return value
+
+        return step
+
+    class Sowing(nnx.Module):
+        def __init__(self, rngs, sows=True):
+            self.first = nnx.Linear(8, 16, rngs=rngs)
+            self.second = nnx.Linear(16, 4, rngs=rngs)
+            self.sows = sows
+
+        def __call__(self, x):
+            h = nnx.relu(self.first(x))
+            if self.sows:
+                self.sow(nnx.Intermediate, "hidden", h)
+            return self.second(h)
+
+    def shard_map_case(api, shard_map):
+        """A step that sows inside a shard_map body trains as unwatched, and the warning names the site and the fix."""
+        import warnings
+
+        import optax
+
+        mesh = mesh_of("explicit", (8,), ("d",))
+        rows = NamedSharding(mesh, P("d"))
+        x = jax.device_put(jax.random.normal(jax.random.key(1), (32, 8)), rows)
+        y = jax.device_put(jax.random.normal(jax.random.key(2), (32, 1)), rows)
+        trained = []
+        for watched in (False, True):
+            # Unwatched, a value sowed in an nnx.shard_map body would leave
+            # with the model's state, which out_specs says is replicated: JAX
+            # refuses it. The twin that shows what training gives sows nothing.
+            model = Sowing(nnx.Rngs(0), sows=watched)
+            optimizer = nnx.Optimizer(model, optax.sgd(0.05), wrt=nnx.Param)
+            step = shard_map_step(shard_map, mesh)
+            block = capture(model) if api == "capture" else watch(model, display=False)
+            with (
+                warnings.catch_warnings(record=True) as caught,
+                block if watched else contextlib.nullcontext(),
+            ):
+                warnings.simplefilter("always")
+                for _ in range(3):
+                    step(model, optimizer, x, y)
+            trained.append(jax.tree.map(np.asarray, nnx.state(model, nnx.Param)))
+        jax.tree.map(np.testing.assert_array_equal, *trained)
+        said = [str(w.message) for w in caught]
+        assert any("hidden sowed inside a shard_map body" in m and "out_specs" in m for m in said), said
+        if api == "capture":
+            assert "none recorded: hidden sowed inside a shard_map body" in block.table(), block.table()
+
     for k, c in itertools.product(MESH_KINDS, CONTEXTS):
         for layouts in (["d8-rows"], ["2x4-both", "2x4-columns"]):
             start = time.perf_counter()
@@ -194,6 +276,8 @@ def main(out_path: str) -> None:
         run(f"shared_histograms/{k}/{layout}", lambda k=k, layout=layout: shared_histograms_case(k, layout))
     for api, k, c in itertools.product(MODEL_APIS, MESH_KINDS, CONTEXTS):
         run(f"{api}/{k}/{c}", lambda api=api, k=k, c=c: model_case(api, k, c))
+    for api, shard_map in itertools.product(("capture", "watch"), SHARD_MAPS):
+        run(f"{api}/{shard_map}", lambda api=api, shard_map=shard_map: shard_map_case(api, shard_map))
     with open(out_path, "w") as f:
         json.dump({"results": report, "seconds": seconds}, f)
 

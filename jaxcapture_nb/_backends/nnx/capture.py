@@ -46,7 +46,7 @@ from jaxcapture_nb._backends.nnx.routes import (
 )
 from jaxcapture_nb._backends.nnx.writer import SiteWriter
 from jaxcapture_nb._protocols import Delivery, Item, PackedRow, SiteRecorder
-from jaxcapture_nb._records import leaf_sites
+from jaxcapture_nb._records import leaf_sites, site_name
 from jaxcapture_nb._tracing import (
     LOOPS,
     current_trace,
@@ -56,6 +56,7 @@ from jaxcapture_nb._tracing import (
     is_tracer,
     liftable,
     lifted,
+    manual_axes,
     parent_of,
     traced_for,
     tracing,
@@ -98,6 +99,7 @@ class NnxCapture:
         self._received = 0
         self._delivered = 0
         self._strangers_before: dict[type, int] = {}
+        self._in_shards: dict[str, tuple[str, ...]] = {}  # sites sowed in a shard_map body: its mesh axes
         self._called_back = False
         self._copied = False  # whether the block made a copy of the model that may outlive it (see _unmark)
 
@@ -237,10 +239,18 @@ class NnxCapture:
 
     def _receive_leaf(self, key: tuple[Any, ...], value: Any, traced: bool, module: nnx.Module) -> None:
         recorder = self.recorder
-        self._received += 1
         if not traced and not recorder.grads:
+            self._received += 1
             self._deliver_single(key, value)
             return
+        axes = manual_axes()
+        if axes:
+            # Each device holds its own shard of the value here, and neither an
+            # exit nor a callback gets the whole of it out: named after the block.
+            path, _, name = key
+            self._in_shards.setdefault("/".join(map(str, (*path, site_name(path, name)))), axes)
+            return
+        self._received += 1
         trace = current_trace()
         trained = self._trains(module)
         while liftable(trace):
@@ -590,6 +600,15 @@ class NnxCapture:
         sow; they are named only when the model itself recorded nothing.
         """
         lost = []
+        if self._in_shards:
+            sites = ", ".join(self._in_shards)
+            axes = ", ".join(sorted({axis for axes in self._in_shards.values() for axis in axes}))
+            lost.append(
+                f"{sites} sowed inside a shard_map body (mesh axes {axes}), where each device holds only "
+                "its own shard of a value, so they were not recorded. Sow outside the body (return the value "
+                "through out_specs and sow it after the shard_map), or let jax.jit partition the step over "
+                "arrays sharded with jax.make_mesh, which watch and capture follow"
+            )
         if self._received and not self._delivered:
             lost.append(
                 f"the model sowed {self._received} values inside compiled code that never ran or whose "
