@@ -11,6 +11,7 @@ itself refuses is refused with the same error, watched or not.
 
 import functools
 import warnings
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -255,8 +256,15 @@ def assert_trained_as_without_a_watch(model, micro_batches=1):
 
 @pytest.mark.parametrize(("name", "before"), CASES, ids=IDS)
 def test_a_watch_records_every_step_of_every_style(name, before):
-    model, w, traces = run_style(name, before, lambda m: watch(m, display=False))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model, w, traces = run_style(name, before, lambda m: watch(m, display=False))
     assert_trained_as_without_a_watch(model)
+    # A step made before the block is slow, and says so once, at the line that called it.
+    slow = [m for m in caught if "compiles without a place for the watch's values" in str(m.message)]
+    assert [(Path(m.filename).name, str(m.message)[:9]) for m in slow] == [
+        ("test_loop_styles.py", "The step ")
+    ] * before
     series = {s.label: s for s in w.stream.series.values()}
     assert set(series) == {SITE}
     activation = series[SITE]

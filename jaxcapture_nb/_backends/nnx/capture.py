@@ -27,6 +27,7 @@ from jaxcapture_nb._backends.nnx import callbacks
 from jaxcapture_nb._backends.nnx.checks import (
     already_captured_message,
     leftover_message,
+    warn_slow_step,
     warn_sowed_attributes,
 )
 from jaxcapture_nb._backends.nnx.exits import EXIT, Exit, ExitVariable, computed, fresh
@@ -102,6 +103,7 @@ class NnxCapture:
         self._in_shards: dict[str, tuple[str, ...]] = {}  # sites sowed in a shard_map body: its mesh axes
         self._called_back = False
         self._copied = False  # whether the block made a copy of the model that may outlive it (see _unmark)
+        self._warned_slow = False  # whether a watched step's values left by callback for want of an exit
 
     # -- installing -----------------------------------------------------------
 
@@ -347,6 +349,9 @@ class NnxCapture:
             or not flax_internals.carries_new_variables(traced_for(level.trace))
             or not flax_internals.made_in_this_trace(module)
         ):
+            if level.outermost_jit and not self.recorder.holds_values and not self._warned_slow:
+                self._warned_slow = True
+                warn_slow_step()
             self._set_way(level, CALLBACK)
             return
         if variable is None:
