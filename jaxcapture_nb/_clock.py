@@ -112,6 +112,7 @@ class StepClock:
         # A compiled call that scanned its steps: the device array holding
         # the step after its last, read once the next step is asked for.
         self._scanned_until: Any = None
+        self._seen = 0  # past the latest step values or scalars arrived at (see saw)
 
     @property
     def marked(self) -> bool:
@@ -244,12 +245,28 @@ class StepClock:
             self._next += 1
             return self._next
 
+    def saw(self, step: int) -> None:
+        """Notes that something arrived at ``step``: values, a scalar the loop logged, a step of a run read back.
+
+        The loop may give steps of its own (``w.log(step=...)``,
+        ``w.update(step, ...)``) and a run read from its log has no calls to
+        count: :attr:`steps_seen` counts these too.
+
+        Example:
+          >>> clock = StepClock()
+          >>> clock.saw(41)
+          >>> clock.steps_seen
+          42
+        """
+        with self._lock:
+            self._seen = max(self._seen, step + 1)
+
     @property
     def steps_seen(self) -> int:
-        """Steps begun so far; does not wait for a call that scans its steps."""
+        """Steps begun so far, and any step something arrived at (see :meth:`saw`); does not wait for a scanning call."""
         with self._lock:
             # Counting calls, the next step has not begun; between marks, it has.
-            return self._next + 1 if self.marked else self._next
+            return max(self._next + 1 if self.marked else self._next, self._seen)
 
 
 class StepPace:

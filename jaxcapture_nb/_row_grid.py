@@ -43,8 +43,6 @@ class RowGrid:
         self.members = members
         # Members that went on alone, each with a copy (see copy_for).
         self.departed = 0
-        # Steps the members have seen, recorded or not, where they see them together.
-        self.calls = 0
         # Per reader (a view: a run's own and any overlay that shows it), and
         # per member, the first row rewritten since that reader last read the
         # member's rows; weak, so a view let go of is not kept alive by the rows.
@@ -119,7 +117,7 @@ class RowGrid:
         grid = RowGrid(len(self.steps))
         grid.steps[:] = self.steps
         grid.size, grid.stride = self.size, self.stride
-        grid.appended, grid.latest_off_grid, grid.calls = self.appended, self.latest_off_grid, self.calls
+        grid.appended, grid.latest_off_grid = self.appended, self.latest_off_grid
         for reader, first in self._rewritten.items():
             grid._rewritten[reader] = first[member : member + 1].copy()
         return grid

@@ -375,7 +375,7 @@ def _fill_site(
         rows[:, series.columns.index("zero_pct")] = math.nan
     for step, row, hist in zip(kept, rows, stacked.hist, strict=True):
         stream.add_row(series, step, order, row, hist)
-    series.calls = int(found.steps[-1]) + 1
+    stream.clock.saw(int(found.steps[-1]))
 
 
 def _even_histograms(histograms: list[Any], bins: int) -> list[tuple[float, float, np.ndarray]]:
@@ -468,4 +468,4 @@ def _fill_scalar(stream: Stream, tag: str, found: TagValues) -> None:
         stream.add_scalar_row(series, int(found.steps[k]), float(found.values[k]), float(found.walls[k]))
     if nonfinite is not None:
         stream.flag_nonfinite(series, nonfinite, sys.maxsize)
-    series.calls = int(found.steps[-1]) + 1
+    stream.clock.saw(int(found.steps[-1]))

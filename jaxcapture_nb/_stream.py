@@ -333,20 +333,10 @@ class SiteSeries:
             self.hists = np.zeros((capacity, bins), np.int32)
         else:
             self.grid, self.member, self.stats, self.hists = block
-        self._calls = 0
         self.last_step = -1  # the latest step a value arrived with
         # A scalar's wall time at each row (seconds since the epoch, NaN if
         # not known), for charts over time as TensorBoard draws them.
         self.walls = np.full(capacity, math.nan) if kind == "scalar" and block is None else None
-
-    @property
-    def calls(self) -> int:
-        """Steps seen, recorded or not."""
-        return max(self._calls, self.grid.calls)
-
-    @calls.setter
-    def calls(self, value: int) -> None:
-        self._calls = value
 
     @property
     def steps(self) -> np.ndarray:
@@ -566,6 +556,7 @@ class Stream(BackendDrains):
         step = delivery.step
         evaluation = delivery.evaluation is not None
         recorded = self.records_step(step if delivery.evaluation is None else delivery.evaluation)
+        self.clock.saw(step)
         with self.lock:
             offsets = self._offsets(delivery)
             for item in delivery.items:
@@ -577,7 +568,6 @@ class Stream(BackendDrains):
                 if (delivery.repeatable or evaluation) and step <= series.last_step:
                     continue
                 series.last_step = max(series.last_step, step)
-                series.calls = max(series.calls, step + 1)
                 if recorded:
                     self._queue(series, _as_row(item.value), step, item.order)
         for table in delivery.tables:
@@ -612,11 +602,6 @@ class Stream(BackendDrains):
             if evaluation and step <= sites.last_step:
                 return  # a later batch of the same evaluation: the first is kept
             sites.last_step = max(sites.last_step, step)
-            if sites.block is not None:
-                sites.block.grid.calls = max(sites.block.grid.calls, step + 1)
-            else:
-                for series in sites.series:
-                    series.calls = max(series.calls, step + 1)
             if not recorded:
                 return
         if self._waits(sites, table):
@@ -697,6 +682,7 @@ class Stream(BackendDrains):
         scalars = {name: _checked_scalar(name, value) for name, value in scalars.items()}
         values = [(name, replicated(value)) for name, value in scalars.items()]
         wall = time.time()
+        self.clock.saw(step)
         with self.lock:
             self._scalars_queued.extend((name, step, value, wall) for name, value in values)
 
@@ -726,9 +712,14 @@ class Stream(BackendDrains):
                     f"{self.bins}; make it with summarize(..., bins={self.bins}) or watch with bins={v.bins}"
                 )
         labelled = [(label, _readable_summary(v)) for label, v in labelled]
+        self.clock.saw(step)
+        if not self.records_step(step):
+            return
         with self.lock:
             for label, v in labelled:
-                self._queue(self._series(("update", label), label, "Summary"), v, shown_at=step)
+                series = self._series(("update", label), label, "Summary")
+                series.last_step = max(series.last_step, step)
+                self._queue(series, v, step)
 
     def _select(self, summaries: Any) -> list[tuple[int, str]]:
         """The position and label of every leaf ``include`` accepts, for one tree structure.
@@ -802,15 +793,8 @@ class Stream(BackendDrains):
                 self.version += 1
             self._recorded(series, step)
 
-    def _queue(
-        self,
-        series: SiteSeries,
-        value: Any,
-        step: int | None = None,
-        order: int | None = None,
-        shown_at: int | None = None,
-    ) -> None:
-        """Queues a value for :meth:`settle`; a value without a step is one of ``every`` by count.
+    def _queue(self, series: SiteSeries, value: Any, step: int, order: int | None = None) -> None:
+        """Queues a value of a recorded step for :meth:`settle`.
 
         Host callbacks call this from the runtime's thread while the device
         waits for them, and compiled steps' rows arrive on the loop's thread,
@@ -821,25 +805,18 @@ class Stream(BackendDrains):
         Args:
           series: the site's series.
           value: a summary, a packed row or an array.
-          step: the step it belongs to, already counted; None counts it here,
-            as the next of the series (``update()``'s summaries).
+          step: the step it belongs to.
           order: when it was sowed in its step's trace.
-          shown_at: the step the row is shown at, when not ``step``.
         """
         if not isinstance(value, Summary | _Row | jax.Array | np.ndarray):
             return
         with self.lock:
-            if step is None:
-                step = series.calls
-                series.calls += 1
-                if not self.records_step(step):
-                    return
             if not isinstance(value, Summary | _Row):
                 value = self._summary_row(value)
                 if value is None:
                     return
             order = next(self._arrivals) if order is None else order
-            self._arrived.append((series, step if shown_at is None else shown_at, order, value))
+            self._arrived.append((series, step, order, value))
 
     def _summary_row(self, value: jax.Array | np.ndarray) -> _Row | None:
         """The packed summary of an array, dispatched to the device now; None if it has none.
@@ -1088,16 +1065,8 @@ class Stream(BackendDrains):
 
     @property
     def steps_seen(self) -> int:
-        """How many steps have begun: the clock's count, the busiest site's, or past the last logged scalar.
-
-        A run read from a log has no clock: its busiest tag says. A scalar
-        logged at a step (``w.log(step=...)``) says that step has been seen,
-        also where no site recorded it.
-        """
-        with self.lock:
-            calls = (s.calls for s in (*self.series.values(), *self.scalars.values()))
-            logged = (int(s.steps[s.size - 1]) + 1 for s in self.scalars.values() if s.size)
-            return max(self.clock.steps_seen, *calls, *logged, 0)
+        """How many steps have begun, as the clock counts them (see ``StepClock.saw``)."""
+        return self.clock.steps_seen
 
     @property
     def ended_as(self) -> str:

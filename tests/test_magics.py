@@ -199,7 +199,7 @@ def test_stream_runs_the_cell_inside_watch_and_binds_it(ipython, namespace):
     assert isinstance(w, Watch) and not has_captures(namespace["model"])
     # Forward passes alone train nothing: evaluations, numbered by themselves.
     features = w.stream.series[((), "Evaluation", "features")]
-    assert features.calls == 5 and features.steps[: features.size].tolist() == [0, 2, 4]
+    assert w.stream.steps_seen == 5 and features.steps[: features.size].tolist() == [0, 2, 4]
 
 
 def test_stream_every_n_summarizes_only_the_recorded_calls_of_a_compiled_step(
@@ -230,7 +230,7 @@ def test_stream_every_n_summarizes_only_the_recorded_calls_of_a_compiled_step(
     w = namespace.pop("w")
     assert len(namespace.pop("traces")) == 1
     features = w.stream.series[((), "Intermediate", "features")]
-    assert features.calls == 7 and features.steps[: features.size].tolist() == [0, 3, 6]
+    assert w.stream.steps_seen == 7 and features.steps[: features.size].tolist() == [0, 3, 6]
     # The tables of calls 0, 3 and 6 were summarized, and only those.
     assert len(summarized) == 3
 
@@ -353,6 +353,6 @@ def test_stream_shows_a_site_sowed_twice_a_step_as_two_sites_numbered_by_step(ip
     finally:
         for name in ("shared", "nnx", "h", "step"):
             namespace.pop(name, None)
-    rows = {s.label: (s.calls, s.steps[: s.size].tolist()) for s in w.stream.series.values()}
-    assert rows == {"block.residual": (5, [0, 2, 4]), "block.residual[1]": (5, [0, 2, 4])}
+    rows = {s.label: s.steps[: s.size].tolist() for s in w.stream.series.values()}
+    assert rows == {"block.residual": [0, 2, 4], "block.residual[1]": [0, 2, 4]}
     assert "block.residual[1]" in repr(w) and "5 steps seen" in repr(w)

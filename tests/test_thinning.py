@@ -54,11 +54,10 @@ def rows(stream) -> dict:
             s.steps[: s.size].tolist(),
             np.nan_to_num(s.stats[: s.size], nan=-1e30).tolist(),
             s.hists[: s.size].tolist(),
-            s.calls,
         )
         for kind, table in (("site", stream.series), ("scalar", stream.scalars))
         for key, s in table.items()
-    }
+    } | {"steps seen": stream.steps_seen}
 
 
 def test_a_thinned_log_opens_as_the_whole_log_does(tmp_path, monkeypatch):

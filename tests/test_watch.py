@@ -57,7 +57,7 @@ def test_an_unchanged_jitted_step_is_traced_once_and_streams_every_call(setup):
     # Rows leave each call and never come back in: one trace, reused by every call.
     assert len(traces) == 1
     act = w.stream.series[((), "Intermediate", "act")]
-    assert act.calls == 12 and act.size == 12
+    assert w.stream.steps_seen == 12 and act.size == 12
     assert act.steps[:12].tolist() == list(range(12))
     # lr=0: every step sees the same activations as the eager model.
     want = model.hidden(x)
@@ -76,7 +76,7 @@ def test_the_loop_hands_rows_over_without_reading_them(setup, monkeypatch):
             step(model, optimizer, x, y)
         act = w.stream.series[((), "Intermediate", "act")]
         # Counted as each call returned, but not one row read from the device yet.
-        assert (act.calls, act.size) == (5, 0)
+        assert (w.stream.steps_seen, act.size) == (5, 0)
         w.stream.settle()
         assert act.size == 5
 
@@ -138,7 +138,7 @@ def test_rows_of_a_step_still_running_wait_for_a_later_settle(monkeypatch):
         y = w.stream.series[((), "Intermediate", "y")]
         # All four calls returned their rows; only the two quick ones before
         # the slow call were recorded.
-        assert (y.calls, y.size) == (4, 2)
+        assert (w.stream.steps_seen, y.size) == (4, 2)
         w.stream.settle()
         assert y.size == 4
 
@@ -166,7 +166,7 @@ def test_a_settle_that_does_not_wait_leaves_the_summaries_it_starts_for_the_next
         jax.block_until_ready(step(model, optimizer, x, y))
         w.stream.settle(wait=False)
         act = w.stream.series[((), "Intermediate", "act")]
-        assert (act.calls, act.size) == (1, 0)  # its summary started, and left running
+        assert (w.stream.steps_seen, act.size) == (1, 0)  # its summary started, and left running
         w.stream.settle()
         assert act.size == 1
     assert row(act, 0, "mean") == pytest.approx(float(model.hidden(x).mean()), rel=1e-5)
@@ -211,7 +211,7 @@ def test_every_records_one_step_in_n_and_summarizes_only_those(setup, monkeypatc
             step(model, optimizer, x, y)
     assert len(traces) == 1  # the step is the same program whether it is recorded or not
     act = w.stream.series[((), "Intermediate", "act")]
-    assert act.calls == 23
+    assert w.stream.steps_seen == 23
     assert act.steps[: act.size].tolist() == [0, 5, 10, 15, 20]
     # Only the recorded calls' tables were summarized.
     assert len(summarized) == 23
@@ -281,7 +281,7 @@ def test_every_thins_on_the_host_what_a_step_over_a_submodule_sends(setup):
             outer.inner(x)  # eager sows
             hidden(outer.inner.first, x)  # a step that does not take the watched model in
     act = w.stream.series[(("inner",), "Intermediate", "act")]
-    assert act.calls == 10 and act.steps[: act.size].tolist() == [0, 4, 8]
+    assert w.stream.steps_seen == 10 and act.steps[: act.size].tolist() == [0, 4, 8]
 
 
 def test_the_ring_is_bounded_and_thins_old_steps(setup):
@@ -443,7 +443,7 @@ def test_scanned_layers_stream_one_stacked_row_per_step():
         for _ in range(5):
             forward(model, x)
     (act,) = w.stream.series.values()
-    assert act.label == "blocks.act" and act.calls == 5
+    assert act.label == "blocks.act" and w.stream.steps_seen == 5
     # The row pools the three layers: its histogram counts all their values.
     assert act.hists[0].sum() == 3 * 2 * 4
     with capture(model) as cap:
@@ -525,7 +525,7 @@ def test_the_view_publishes_at_most_ten_times_a_second(setup):
     elapsed = time.perf_counter() - start
     # One publish per period at most, plus the final one.
     assert 1 <= w.view._update["seq"] <= elapsed / PUBLISH_SECONDS + 2
-    assert w.view._progress["seen"] == w.stream.series[((), "Intermediate", "act")].calls
+    assert w.view._progress["seen"] == w.stream.steps_seen
 
 
 def test_updates_after_the_first_seconds_carry_only_new_rows(setup, monkeypatch):
@@ -700,7 +700,9 @@ def _train(model_cls, steps, **kwargs):
     with watch(model, display=False, **kwargs) as w:
         for _ in range(steps):
             train_step(model, optimizer, x)
-    return {(s.label, s.kind): (s.calls, s.steps[: s.size].tolist()) for s in w.stream.series.values()}, w
+    return {
+        (s.label, s.kind): (w.stream.steps_seen, s.steps[: s.size].tolist()) for s in w.stream.series.values()
+    }, w
 
 
 @pytest.mark.parametrize("every", [1, 2])
@@ -738,7 +740,7 @@ def test_eager_values_are_numbered_per_site_and_thinned_by_every():
             model(jnp.ones((2, 4)))
     # Outside a compiled step no call number is known: each eager sow is a step of its site.
     (act,) = w.stream.series.values()
-    assert (act.calls, act.steps[: act.size].tolist()) == (10, [0, 2, 4, 6, 8])
+    assert (w.stream.steps_seen, act.steps[: act.size].tolist()) == (10, [0, 2, 4, 6, 8])
 
 
 def test_eager_calls_between_compiled_steps_take_steps_of_their_own():
@@ -750,7 +752,7 @@ def test_eager_calls_between_compiled_steps_take_steps_of_their_own():
             forward(model, x)
             model(x)
     (act,) = [s for s in w.stream.series.values() if s.label == "act"]
-    assert (act.calls, act.steps[: act.size].tolist()) == (6, [0, 1, 2, 3, 4, 5])
+    assert (w.stream.steps_seen, act.steps[: act.size].tolist()) == (6, [0, 1, 2, 3, 4, 5])
 
 
 def test_a_watch_nobody_shows_makes_no_widget_until_asked(setup):

@@ -399,7 +399,12 @@ def check_watch_streams_a_jitted_float64_train_step():
         assert set(series) >= {"hidden", "hidden32"}, list(series)
         for name in ("hidden", "hidden32"):
             s = series[name]
-            assert s.calls == 6 and s.size == 6 // every, (name, every, s.calls, s.size)
+            assert w.stream.steps_seen == 6 and s.size == 6 // every, (
+                name,
+                every,
+                w.stream.steps_seen,
+                s.size,
+            )
             assert (s.hists[: s.size].sum(axis=1) == 16 * 16).all(), name
             stats = s.stats[: s.size]
             assert np.isfinite(stats[:, [s.columns.index(c) for c in ("mean", "std", "min", "max")]]).all()
