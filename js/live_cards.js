@@ -145,6 +145,31 @@ function fullText(stats, name, x) {
 /** The cards of the grid, in the order of the groups (the detail may sit between them). @param {HTMLElement} grid */
 const cardsOf = (grid) => /** @type {HTMLElement[]} */ ([...grid.querySelectorAll(":scope > .jcnb-live-card")]);
 
+/** The grid's cards by the index of the group each draws (`dataset.site`), whatever their order on the page. @param {HTMLElement} grid */
+function cardsByGroup(grid) {
+  return cardsOf(grid).sort((a, b) => Number(a.dataset.site) - Number(b.dataset.site));
+}
+
+/** The kind of the cards that hold a site's evaluations, as `kind_label` names it in the kernel. */
+const EVALUATION = "evaluation";
+
+/**
+ * Puts each site's evaluation card right after its training card, so that the
+ * two read side by side at the same steps; the cards keep their group's index.
+ * @param {HTMLElement[]} cards by group @param {Group[]} groups
+ */
+function pairEvaluations(cards, groups) {
+  /** @type {Map<string, HTMLElement>} */
+  const trained = new Map();
+  groups.forEach((group, g) => {
+    if (group.kind !== EVALUATION) trained.set(group.label, cards[g]);
+  });
+  groups.forEach((group, g) => {
+    const partner = group.kind === EVALUATION ? trained.get(group.label) : undefined;
+    if (partner && partner.nextElementSibling !== cards[g]) partner.after(cards[g]);
+  });
+}
+
 const WAITING_HINT = "waiting for this site's first row…";
 const HIDDEN_HINT = "every run that recorded this site is hidden: show one in the legend";
 
@@ -159,8 +184,9 @@ const HIDDEN_HINT = "every run that recorded this site is hidden: show one in th
 function drawCards(ui, state, stats, meta, groups, runs, found, readOuts) {
   const { grid } = ui;
   ui.gridSection.hidden = !meta.length || !hasRows(state.rows);
-  const cards = cardsOf(grid);
+  const cards = cardsByGroup(grid);
   while (cards.length < groups.length) cards.push(grid.appendChild(newCard(cards.length, ui.hover)));
+  pairEvaluations(cards, groups);
   const theme = themeOf(ui.root);
   const matches = siteMatcher(ui.filter);
   groups.forEach((group, g) => {
@@ -268,4 +294,4 @@ function finishCanvas(/** @type {HTMLCanvasElement} */ canvas, /** @type {Drawn}
   readOuts.set(canvas, drawn.readOut);
 }
 
-export { cardsOf, drawCards };
+export { cardsOf, cardsByGroup, drawCards };

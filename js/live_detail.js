@@ -9,7 +9,7 @@ import { h } from "./common.js";
 import { themeOf } from "./draw.js";
 import { shownName, setName } from "./names.js";
 import { shownMembers, unionSteps, shownStep, nearestIndex } from "./live_state.js";
-import { cardsOf } from "./live_cards.js";
+import { cardsOf, cardsByGroup } from "./live_cards.js";
 import { drawStepHistogram, drawStepHistograms } from "./live_step_histogram.js";
 /** @typedef {import("./live_state.js").Entry} Entry */
 /** @typedef {import("./live_state.js").FirstNonfinite} FirstNonfinite */
@@ -40,7 +40,7 @@ function drawDetail(ui, state, stats, meta, groups, runs, found, readOuts) {
   }
   detail.hidden = false;
   detail.dataset.site = String(state.selected);
-  placeDetail(ui, cardsOf(ui.grid)[state.selected]);
+  placeDetail(ui, cardsByGroup(ui.grid)[state.selected]);
   const steps = unionSteps(members);
   const last = steps.length - 1;
   const k = nearestIndex(steps, /** @type {number} */ (shownStep(state, steps)));

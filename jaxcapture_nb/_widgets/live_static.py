@@ -21,7 +21,7 @@ from jaxcapture_nb import _schema
 from jaxcapture_nb._names import counted, html_name, shown_name
 from jaxcapture_nb._pooling import bands, percentile_column
 from jaxcapture_nb._run import Run
-from jaxcapture_nb._stream import SiteSeries, Stream, kind_label
+from jaxcapture_nb._stream import EVALUATION, SiteSeries, Stream, kind_label
 
 _MAX_SITES = 12
 _GRID = 48  # value rows of the picture
@@ -81,10 +81,32 @@ def over_steps(series: SiteSeries, grid: int = _GRID) -> tuple[np.ndarray, float
     return image, lo, hi
 
 
+def _evaluations_paired(series: list[SiteSeries]) -> list[SiteSeries]:
+    """The series with each site's evaluations right after its training values, to be read side by side.
+
+    Example:
+      >>> names = lambda ss: [(s.label, s.kind) for s in ss]
+      >>> made = [SiteSeries(label, kind, 4, 2) for label, kind in
+      ...         [("a", "Intermediate"), ("b", "Intermediate"), ("a", EVALUATION), ("c", EVALUATION)]]
+      >>> names(_evaluations_paired(made))
+      [('a', 'Intermediate'), ('a', 'Evaluation'), ('b', 'Intermediate'), ('c', 'Evaluation')]
+    """
+    trained = {s.label for s in series if s.kind != EVALUATION}
+    evaluations = {s.label: s for s in series if s.kind == EVALUATION and s.label in trained}
+    paired = []
+    for s in series:
+        if s.kind == EVALUATION and s.label in trained:
+            continue  # placed after its training series
+        paired.append(s)
+        if s.label in evaluations and s.kind != EVALUATION:
+            paired.append(evaluations.pop(s.label))
+    return paired
+
+
 def live_png(stream: Stream) -> bytes:
     """The histograms over steps of up to twelve sites, and the scalars, as a PNG."""
     with stream.lock:
-        series = [s for s in stream.series.values() if s.size][:_MAX_SITES]
+        series = _evaluations_paired([s for s in stream.series.values() if s.size])[:_MAX_SITES]
         scalars = [s for s in stream.scalars.values() if s.size]
         panels = [(s, over_steps(s)) for s in series]
         scalar_rows = [(s.label, s.steps[: s.size].copy(), s.stats[: s.size, 0].copy()) for s in scalars]
