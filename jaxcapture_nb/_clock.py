@@ -68,7 +68,8 @@ class StepClock:
       mode: ``"auto"``, ``"calls"`` or ``"marked"`` (see the module doc).
       every: the recorder records one step in ``every``: the period of the
         steps the device sees is a multiple of it.
-      start: the number of the first step (a run resumed from a checkpoint).
+      start: the number of the first step (a run resumed from a checkpoint),
+        as the watch checked it (``_watch.first_step``).
 
     Example:
       >>> clock = StepClock()
@@ -92,8 +93,6 @@ class StepClock:
     def __init__(self, mode: str = "calls", every: int = 1, start: int = 0):
         if mode not in STEP_MODES:
             raise ValueError(f"steps must be one of {STEP_MODES}, got {mode!r}")
-        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
-            raise ValueError(f"start_step must be a whole number of steps, 0 or more, got {start!r}")
         self.mode = mode
         self.period = every * (_EXACT // every)
         self.start = start

@@ -250,11 +250,10 @@ class NnxCapture:
             # Each device holds its own shard of the value here, and neither an
             # exit nor a callback gets the whole of it out: named after the block.
             path, _, name = key
-            self._in_shards.setdefault("/".join(map(str, (*path, site_name(path, name)))), axes)
+            self._in_shards.setdefault(".".join(map(str, (*path, site_name(path, name)))), axes)
             return
         self._received += 1
         trace = current_trace()
-        trained = self._trains(module)
         while liftable(trace):
             value = lifted(value, trace)
             trace = parent_of(trace)
@@ -267,12 +266,12 @@ class NnxCapture:
                 self.report(path, var_type, name, index, next(trace_order), value, step)
             return
         if is_evaluation(trace):
-            self._deliver_single(key, value, trained)
+            self._deliver_single(key, value, self._trains(module))
             return
         if not isinstance(value, jax.Array) and not recorder.holds_values:
             return  # a stream records summaries of arrays
         level = self.level(trace)
-        if trained and not level.trained:
+        if not level.trained and self._trains(module):  # one walk of the module's Variables per trace
             self._note_trained(level)
         path, var_type, name = key
         entry = Entry(path, var_type, name, level.place(key), next(trace_order), value)
