@@ -12,7 +12,8 @@ variant runs the same adam step, side by side in each round:
   ``every=1`` and ``every=10``, ``methods=True``, ``log_dir=``, and
   ``steps="calls"`` (each call a step, without telling training steps from
   evaluations: the difference to ``every=1`` is what the telling costs a
-  step, target at most 5 us); and under ``capture(keep="summary")``.
+  step, target at most 5 us, and the clock's own part of it is timed
+  alone at the end); and under ``capture(keep="summary")``.
 - the same step written in tree mode (``nnx.jit(graph=False)``) and as an
   ``nnx.cached_partial``, plain and watched; and a ``cached_partial`` made
   before the block, whose values leave by host callback (its first call
@@ -289,6 +290,39 @@ def report(times: dict[str, list[float]], tiny: bool, rounds: int, steps: int) -
         )
 
 
+def clock_cost(repeats: int = 15, calls: int = 20_000) -> None:
+    """Prints what telling training steps from evaluations costs a compiled call on the host, alone.
+
+    The question is answered while the step is traced; each call then asks
+    the clock once (``StepClock.evaluation``) before it takes its step. Timed
+    against the same call counting calls, side by side in each repeat.
+    """
+    import timeit
+
+    from jaxcapture_nb._clock import StepClock
+
+    def per_call(mode: str, trained: bool) -> float:
+        clock = StepClock(mode)
+        if not trained:
+            clock.evaluation(True)  # an evaluation after the first training step
+            clock.call()
+        step = (
+            (lambda: clock.evaluation(True) or clock.call()) if trained else (lambda: clock.evaluation(False))
+        )
+        return timeit.timeit(step, number=calls) / calls * 1e6
+
+    rounds = [
+        (per_call("calls", True), per_call("auto", True), per_call("auto", False)) for _ in range(repeats)
+    ]
+    counted, trained, evaluated = (np.asarray(column) for column in zip(*rounds, strict=True))
+    low, high = _interval(trained - counted)
+    print(
+        f"clock per call: counting calls {np.median(counted):.2f} us, auto {np.median(trained):.2f} us "
+        f"({np.median(trained - counted):+.2f} [{low:+.2f}, {high:+.2f}] us), an evaluation "
+        f"{np.median(evaluated):.2f} us  target <= 5 us"
+    )
+
+
 def _interval(values: np.ndarray, resamples: int = 2000) -> tuple[float, float]:
     """A 95% bootstrap interval of the median of ``values``."""
     draws = np.random.default_rng(0).integers(0, len(values), (resamples, len(values)))
@@ -312,6 +346,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     run(args.tiny, args.rounds, args.steps, args.only)
+    clock_cost()
 
 
 if __name__ == "__main__":
