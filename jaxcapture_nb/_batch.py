@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcapture_nb._histogram import _histogram
-from jaxcapture_nb._kernels import SLOTS, TINY, ZERO, Found, edges, index_all_finite
+from jaxcapture_nb._kernels import SLOTS, ZERO, Found, edges, fast_pass_holds, index_all_finite
 from jaxcapture_nb._passes import careful_pass, statistics, with_zeros_in_their_bin
 from jaxcapture_nb._reduced import keyed_jit
 
@@ -176,7 +176,7 @@ def _rows_of(per_value: jax.Array, layout: Layout) -> jax.Array:
     return per_value[jnp.asarray(layout.owner)][:, None]
 
 
-def _pass_fast(table, inside, layout, lo, hi, lo_edge, hi_edge, total, squares, *, bins):
+def _fast_histogram(table, inside, layout, lo, hi, lo_edge, hi_edge, total, squares, *, bins):
     scale = bins / (hi_edge - lo_edge)
     index = index_all_finite(table, _rows_of(lo_edge, layout), _rows_of(scale, layout), bins)
     slots = with_zeros_in_their_bin(_slots(index, inside, layout, bins), lo_edge, hi_edge, bins)
@@ -185,7 +185,7 @@ def _pass_fast(table, inside, layout, lo, hi, lo_edge, hi_edge, total, squares, 
     return Found(lo, hi, lo_edge, hi_edge, e, lo, hi, total, squares, zero, slots)
 
 
-def _not_yet(table, inside, layout, lo, hi, lo_edge, hi_edge, total, squares, *, bins):
+def _before_the_careful_pass(table, inside, layout, lo, hi, lo_edge, hi_edge, total, squares, *, bins):
     e = jnp.zeros(lo.shape, jnp.int32)
     slots = jnp.zeros((lo.shape[0], bins + SLOTS), jnp.int32)
     return Found(lo, hi, lo_edge, hi_edge, e, lo, hi, total, squares, jnp.zeros_like(lo), slots)
@@ -258,7 +258,6 @@ def _summarized(table: jax.Array, layout: Layout, bins: int, careful: bool) -> t
     not yet right; every other row is what the careful program makes, bit
     for bit.
     """
-    dtype = table.dtype
     inside = jnp.arange(CHUNK, dtype=jnp.int32)[None, :] < jnp.asarray(layout.valid)[:, None]
     # The fast pass's reductions, as _summary._summarize_floats takes them;
     # pads are zeros, which leave sums alone and are kept out of min and max.
@@ -267,20 +266,14 @@ def _summarized(table: jax.Array, layout: Layout, bins: int, careful: bool) -> t
     total = _per_value(jnp.sum(table, axis=1), layout, "sum")
     squares = _per_value(jnp.sum(jnp.square(table), axis=1), layout, "sum")
     lo_edge, hi_edge = edges(lo, hi)
-    fast = (
-        jnp.isfinite(total)
-        & jnp.isfinite(squares)
-        & jnp.isfinite(hi_edge - lo_edge)
-        & (lo <= hi)
-        & ((jnp.maximum(-lo, hi) >= TINY[np.dtype(dtype)]) | (lo == hi))
-    )
+    fast = fast_pass_holds(lo, hi, lo_edge, hi_edge, total, squares)
     args = (table, inside, lo, hi, lo_edge, hi_edge, total, squares)
 
     def fast_pass(table, inside, *rest):
-        return _pass_fast(table, inside, layout, *rest, bins=bins)
+        return _fast_histogram(table, inside, layout, *rest, bins=bins)
 
     def placeholders(table, inside, *rest):
-        return _not_yet(table, inside, layout, *rest, bins=bins)
+        return _before_the_careful_pass(table, inside, layout, *rest, bins=bins)
 
     found = jax.lax.cond(jnp.any(fast), fast_pass, placeholders, *args) if careful else fast_pass(*args)
     sizes = jnp.asarray(layout.sizes)

@@ -230,7 +230,7 @@ def _per_histogram(a: Any, lead: tuple[int, ...]) -> np.ndarray:
     return (a if a.shape == lead else np.broadcast_to(a, lead)).reshape(-1, 1)
 
 
-def _single(value: Any) -> bool:
+def _one_array_summary(value: Any) -> bool:
     """A summary of one array (not stacked by scan/vmap): one row of a batch in ``settle``."""
     return isinstance(value, Summary) and value.reason is None and np.ndim(value.counts) == 1
 
@@ -919,7 +919,7 @@ class Stream(BackendDrains):
         on_host = [
             value if isinstance(value, _TableRows) else _on_host(value, self.bins) for *_, value in arrived
         ]
-        single = [value for value in on_host if _single(value)]
+        single = [value for value in on_host if _one_array_summary(value)]
         if single:
             stacked = Summary(
                 stats=np.stack([v.stats for v in single]), counts=np.stack([v.counts for v in single])
@@ -938,7 +938,7 @@ class Stream(BackendDrains):
                     self._record_table(value, step, packed, rows_made)
                 continue
             series.shape = (*value.stacked_shape, *value.shape)
-            if _single(value):
+            if _one_array_summary(value):
                 self.add_row(series, step, order, *next(batch))
             elif value.reason is None:
                 self.add_row(series, step, order, *series.row_of(value))

@@ -26,7 +26,7 @@ import numpy as np
 from jaxcapture_nb._batch import device_layout, packed_rows, padded_table, summarize_batch
 from jaxcapture_nb._histogram import _explicit_sharding, _histogram
 from jaxcapture_nb._hosts import to_host
-from jaxcapture_nb._kernels import SLOTS, TINY, ZERO, Found, edges, index_all_finite
+from jaxcapture_nb._kernels import SLOTS, ZERO, Found, edges, fast_pass_holds, index_all_finite
 from jaxcapture_nb._passes import (
     careful_pass,
     counted,
@@ -212,7 +212,7 @@ def _as_real(x: jax.Array) -> tuple[jax.Array, str]:
     return (jnp.abs(x) if note else x).astype(stats_dtype(x.dtype)), note
 
 
-def _pass_fast(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> Found:
+def _fast_histogram(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> Found:
     """Histogram of an all-finite array of ordinary magnitude whose reductions are already known."""
     slots = _histogram(index_all_finite(v, lo_edge, bins / (hi_edge - lo_edge), bins), bins + SLOTS)
     slots = with_zeros_in_their_bin(slots, lo_edge, hi_edge, bins)
@@ -220,7 +220,7 @@ def _pass_fast(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> Found:
     return Found(lo, hi, lo_edge, hi_edge, jnp.int32(0), lo, hi, total, squares, zero, slots)
 
 
-def _not_yet(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> Found:
+def _before_the_careful_pass(v, lo, hi, lo_edge, hi_edge, total, squares, *, bins) -> Found:
     """Placeholders, when the careful pass comes next."""
     zero = jnp.int32(0)
     return Found(
@@ -298,17 +298,11 @@ def _summarize_floats(v: jax.Array, bins: int) -> tuple[jax.Array, jax.Array]:
     total = jnp.sum(v)
     squares = jnp.sum(jnp.square(v))
     lo_edge, hi_edge = edges(lo, hi)
-    fast = (
-        jnp.isfinite(total)
-        & jnp.isfinite(squares)
-        & jnp.isfinite(hi_edge - lo_edge)
-        & (lo <= hi)
-        & ((jnp.maximum(-lo, hi) >= TINY[v.dtype]) | (lo == hi))
-    )
+    fast = fast_pass_holds(lo, hi, lo_edge, hi_edge, total, squares)
     found = jax.lax.cond(
         fast,
-        functools.partial(_pass_fast, bins=bins),
-        functools.partial(_not_yet, bins=bins),
+        functools.partial(_fast_histogram, bins=bins),
+        functools.partial(_before_the_careful_pass, bins=bins),
         *(v, lo, hi, lo_edge, hi_edge, total, squares),
     )
     # The careful pass also follows the fast one when an array of subnormal
@@ -392,21 +386,21 @@ def _exact_bin(offset: jax.Array, u: jax.Array, spread: jax.Array, width: jax.Ar
     most by one bin, which two exact comparisons put right. (uint64 needs
     ``jax_enable_x64``; tests/test_x64.py checks this on values at edges.)
     """
-    target = _times_small(offset, jnp.uint64(bins))
+    target = _exact_product(offset, jnp.uint64(bins))
     guess = jnp.clip(jnp.floor(u * (bins / jnp.maximum(width, 1.0))), 0, bins - 1).astype(jnp.uint64)
-    k = jnp.where(_at_most(_times_small(spread, guess), target), guess, guess - 1)
+    k = jnp.where(_at_most(_exact_product(spread, guess), target), guess, guess - 1)
     up = k + 1
-    return jnp.where((up < bins) & _at_most(_times_small(spread, up), target), up, k)
+    return jnp.where((up < bins) & _at_most(_exact_product(spread, up), target), up, k)
 
 
-def _times_small(a: jax.Array, m: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _exact_product(a: jax.Array, m: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``a * m`` for uint64 ``a`` and ``m < 2**31``, exact, as ``(high, low)``: ``high * 2**32 + low``."""
     low = (a & 0xFFFFFFFF) * m
     return (a >> 32) * m + (low >> 32), low & 0xFFFFFFFF
 
 
 def _at_most(a: tuple[jax.Array, jax.Array], b: tuple[jax.Array, jax.Array]) -> jax.Array:
-    """Whether the product ``a`` of :func:`_times_small` is at most ``b``."""
+    """Whether the product ``a`` of :func:`_exact_product` is at most ``b``."""
     return (a[0] < b[0]) | ((a[0] == b[0]) & (a[1] <= b[1]))
 
 
