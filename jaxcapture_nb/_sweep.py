@@ -17,6 +17,7 @@ site, summed over every axis but the position's.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -101,8 +102,59 @@ def _recorder(store: dict[str, Any], site: str) -> Replacement:
 
 
 def _run(model: nnx.Module, inputs: Any, forward: Callable, replacements: dict[str, Replacement]) -> Any:
-    with patch(model, replacements):
+    with patch(model, replacements), warnings.catch_warnings():
+        # A run that patches nothing (the corrupted run) reaches the model's
+        # perturb calls outside any capture, which Flax warns of on each trace:
+        # the sweep runs them on purpose, and the user did nothing wrong.
+        warnings.filterwarnings("ignore", r"\s*Using 'Module.perturb\(\)' outside", DeprecationWarning)
         return forward(model, inputs)
+
+
+class _Graph:
+    """A graph definition as a static argument of ``jax.jit``, also where it cannot be hashed.
+
+    A module that keeps a plain (unfrozen) dataclass, as many models keep
+    their config, has a graph definition whose hash raises; such graphs
+    share one hash, and equality tells them apart, so a sweep of the same
+    model structure still reuses its program.
+
+    Example:
+      >>> import dataclasses
+      >>> @dataclasses.dataclass
+      ... class Config:
+      ...     width: int
+      >>> class Net(nnx.Module):
+      ...     def __init__(self):
+      ...         self.config = Config(4)
+      >>> first, second = _Graph(nnx.graphdef(Net())), _Graph(nnx.graphdef(Net()))
+      >>> hash(first) == hash(second) and first == second
+      True
+    """
+
+    __slots__ = ("graphdef", "_hash")
+
+    def __init__(self, graphdef: Any):
+        self.graphdef = graphdef
+        try:
+            self._hash = hash(graphdef)
+        except TypeError:
+            self._hash = hash(type(graphdef))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Graph):
+            return NotImplemented
+        return self.graphdef is other.graphdef or bool(self.graphdef == other.graphdef)
+
+    def merge(self, state: Any) -> nnx.Module:
+        return nnx.merge(self.graphdef, state)
+
+
+def _sites_of(sites: str | Sequence[str]) -> tuple[str, ...]:
+    """The sites to patch as a tuple; one site may be given as its name alone."""
+    return (sites,) if isinstance(sites, str) else tuple(sites)
 
 
 # Each program below is compiled once per model structure, sites, metric and
@@ -114,7 +166,7 @@ _STATIC = ("graphdef", "sites", "forward", "measures", "positions", "position_ax
 def _recorded_run(state, inputs, *, graphdef, sites, forward) -> tuple[Any, dict[str, Any], jax.Array]:
     """The outputs and the sites' values of one run, and the indices in ``sites`` of those reached, in the order reached."""
     store: dict[str, Any] = {}
-    out = _run(nnx.merge(graphdef, state), inputs, forward, {s: _recorder(store, s) for s in sites})
+    out = _run(graphdef.merge(state), inputs, forward, {s: _recorder(store, s) for s in sites})
     # The store fills as the trace reaches each site; the returned dict is
     # sorted by name, so the order leaves as an array of its own.
     return out, store, jnp.asarray([sites.index(s) for s in store], jnp.int32)
@@ -144,7 +196,7 @@ def patching_sweep(
     clean: Any,
     corrupted: Any,
     metric: Callable[[Any], Any],
-    sites: Sequence[str],
+    sites: str | Sequence[str],
     positions: Sequence[int] | None = None,
     position_axis: int = 1,
     chunk: int = 16,
@@ -158,7 +210,7 @@ def patching_sweep(
       model: an NNX module; it is not changed.
       clean, corrupted: the two inputs (of one shape), as ``forward`` takes them.
       metric: ``metric(outputs) -> scalar``, e.g. the logit difference of the right and wrong answers.
-      sites: the sites to patch, named as :func:`patch` names them.
+      sites: the sites to patch, named as :func:`patch` names them (one may be given alone).
       positions: the positions (along ``position_axis`` of each site's
         value) to patch one at a time; None patches each site whole.
       position_axis: the axis of a site's value that holds positions (1: ``[batch, tokens, ...]``).
@@ -174,10 +226,11 @@ def patching_sweep(
       A :class:`PatchingResult` with ``effect[site, position]``, its sites in model order.
     """
     _check_nnx(model)
-    sites = tuple(sites)
+    sites = _sites_of(sites)
     positions = None if positions is None else tuple(int(p) for p in positions)
     flax_internals.check()  # before the traces below, whose patches rely on it
     graphdef, state = nnx.split(model)
+    graphdef = _Graph(graphdef)
     clean_out, clean_values, reached = _recorded_run(
         state, clean, graphdef=graphdef, sites=sites, forward=forward
     )
@@ -235,7 +288,7 @@ def _sweep_program(
             )
             return jnp.where(axis == position, clean_values[name], value)
 
-        out = _run(nnx.merge(graphdef, state), inputs, forward, {name: Replacement(patched)})
+        out = _run(graphdef.merge(state), inputs, forward, {name: Replacement(patched)})
         return tuple(jnp.asarray(measure(out)) for measure in measures)
 
     if positions is None:
@@ -254,7 +307,7 @@ def _site_gradients(state, inputs, zeros, *, graphdef, sites, forward, metric):
 
     def shifted_metric(deltas):
         replacements = {s: Replacement(_shifted, (deltas[s],)) for s in sites}
-        return metric(_run(nnx.merge(graphdef, state), inputs, forward, replacements))
+        return metric(_run(graphdef.merge(state), inputs, forward, replacements))
 
     return jax.grad(shifted_metric)(zeros)
 
@@ -268,7 +321,7 @@ def attribution_patching(
     clean: Any,
     corrupted: Any,
     metric: Callable[[Any], Any],
-    sites: Sequence[str],
+    sites: str | Sequence[str],
     positions: Sequence[int] | None = None,
     position_axis: int = 1,
     forward: Callable[[nnx.Module, Any], Any] = _default_forward,
@@ -281,9 +334,10 @@ def attribution_patching(
     the estimated change.
     """
     _check_nnx(model)
-    sites = tuple(sites)
+    sites = _sites_of(sites)
     flax_internals.check()  # before the traces below, whose patches rely on it
     graphdef, state = nnx.split(model)
+    graphdef = _Graph(graphdef)
     clean_out, clean_values, reached = _recorded_run(
         state, clean, graphdef=graphdef, sites=sites, forward=forward
     )

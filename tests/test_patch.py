@@ -1,6 +1,8 @@
 """patch and the patching sweep: equal to patching the model's code by hand, eager and jitted, and harmless."""
 
+import dataclasses
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -234,6 +236,43 @@ def test_attribution_estimates_no_change_where_the_inputs_agree_and_the_exact_ch
     exact = patching_sweep(model, clean, corrupted, metric, sites, positions=range(4))
     # Patching the last block's output is linear in it: the estimate is exact there.
     np.testing.assert_allclose(estimate.effect[1], exact.effect[1], rtol=1e-4, atol=1e-4)
+
+
+@dataclasses.dataclass
+class StackConfig:
+    """A plain (unfrozen) dataclass, which cannot be hashed: many models keep their config so."""
+
+    width: int = 8
+    depth: int = 2
+
+
+class ConfiguredStack(PerturbingStack):
+    def __init__(self):
+        super().__init__(width=8, depth=2)
+        self.config = StackConfig()
+
+
+def test_sweeps_take_a_model_with_a_plain_config_and_one_site_by_name_and_warn_of_nothing():
+    model = ConfiguredStack()
+    clean = jax.random.normal(jax.random.key(0), (2, 4, 8))
+    corrupted = clean.at[:, 2].add(1.0)
+
+    def metric(out):
+        return jnp.sum(out[:, 2])
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # Flax's perturb notices too, which the test settings hide
+        swept = patching_sweep(model, clean, corrupted, metric, "blocks.1.residual", positions=range(4))
+        estimated = attribution_patching(
+            model, clean, corrupted, metric, "blocks.1.residual", positions=range(4)
+        )
+    assert [f"{w.category.__name__}: {w.message}" for w in caught] == []
+    assert swept.sites == estimated.sites == ["blocks.1.residual"]
+    unconfigured = PerturbingStack(width=8, depth=2)
+    want = patching_sweep(unconfigured, clean, corrupted, metric, ["blocks.1.residual"], positions=range(4))
+    np.testing.assert_array_equal(swept.effect, want.effect)
+    # Patching the last block's output is linear in it: the estimate is exact there.
+    np.testing.assert_allclose(estimated.effect, swept.effect, rtol=1e-4, atol=1e-4)
 
 
 class RematStack(PerturbingStack):
