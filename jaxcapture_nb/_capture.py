@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from flax import linen as nn
@@ -164,6 +164,11 @@ class Capture:
           KeyError: no record of ``site`` (with the nearest names), or the
             capture kept only summaries (``keep="summary"``).
         """
+        if not isinstance(site, str):
+            raise TypeError(
+                f"a capture is read by a site's name (a str, as Record.site shows it), not by "
+                f"{type(site).__name__}; list(capture) gives the names"
+            )
         found = [r for r in self.records if r.site == site]
         if not found:
             near = difflib.get_close_matches(site, sorted({r.site for r in self.records}), n=5, cutoff=0.5)
@@ -175,6 +180,13 @@ class Capture:
                 f"{site!r}: this capture kept only summaries; capture with keep='last' or keep='all'"
             )
         return found[-1].value
+
+    def __iter__(self) -> Iterator[str]:
+        """The captured sites' names, each once, in the order first recorded: ``capture[name]`` reads each."""
+        return iter(dict.fromkeys(r.site for r in self.records))
+
+    def __contains__(self, site: object) -> bool:
+        return any(r.site == site for r in self.records)
 
     def first_nonfinite(self) -> Record | None:
         """The first record, in execution order, holding a NaN or Inf."""

@@ -195,9 +195,17 @@ class _Sites:
         module = self.modules[best]
         if name in wrapped_methods(type(module)):
             return best, module, METHOD, name, leaf
-        if leaf:
+        if leaf and self._ends_in_a_method(rest):
+            # "layer.1.__call__": a path to a method, mistyped.
             raise KeyError(self._unknown(site, f"{type(module).__name__} has no method {name!r}"))
-        return best, module, PERTURB, name, ""
+        # Otherwise all the rest is a perturb name, which may hold dots
+        # ("attn.scores"); one never called is named when the block ends.
+        return best, module, PERTURB, rest, ""
+
+    def _ends_in_a_method(self, rest: str) -> bool:
+        """Whether a name's last part (before any ``[...]``) is a method some module of the model has."""
+        last = rest.split("[", 1)[0].rsplit(".", 1)[-1]
+        return any(last in wrapped_methods(type(module)) for module in self.modules.values())
 
     def names(self) -> list[str]:
         """Every method site and every perturb name seen, for messages."""

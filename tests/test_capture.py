@@ -28,6 +28,19 @@ def test_eager_calls_record_every_sow_in_execution_order(convnet, images):
     assert not has_captures(convnet)
 
 
+def test_a_capture_lists_its_sites_like_a_dict_and_says_how_it_is_read(convnet, images):
+    with capture(convnet) as cap:
+        convnet(images)
+        convnet(images)
+    assert list(cap) == ["features", "logits"]
+    assert "logits" in cap and "nothing" not in cap
+    assert {site: cap[site].shape for site in cap} == {"features": (2, 8, 8, 4), "logits": (2, 10)}
+    with pytest.raises(
+        TypeError, match="read by a site's name .* not by int; list\\(capture\\) gives the names"
+    ):
+        cap[0]
+
+
 def test_output_is_unchanged_by_capture(convnet, images):
     convnet.eval()
     with capture(convnet):

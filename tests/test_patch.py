@@ -275,6 +275,32 @@ def test_sweeps_take_a_model_with_a_plain_config_and_one_site_by_name_and_warn_o
     np.testing.assert_allclose(estimated.effect, swept.effect, rtol=1e-4, atol=1e-4)
 
 
+class DottedBlock(nnx.Module):
+    """Passes its scores through ``perturb`` under a name with a dot, as attention code names them."""
+
+    def __init__(self, rngs: nnx.Rngs):
+        self.linear = nnx.Linear(4, 4, rngs=rngs)
+
+    def __call__(self, x):
+        return self.perturb("attn.scores", self.linear(x)).sum()
+
+
+def test_a_perturb_name_with_a_dot_is_patched_and_a_wrong_shape_names_its_site():
+    model = DottedBlock(nnx.Rngs(0))
+    x = jnp.ones((2, 4))
+    with patch(model, {"attn.scores": lambda scores: 2 * scores}):
+        assert float(model(x)) == pytest.approx(2 * float(model.linear(x).sum()))
+    with pytest.raises(
+        ValueError,
+        match=r"'attn.scores': a replacement of shape \(3,\) cannot stand for its value of shape \(2, 4\)",
+    ):
+        with patch(model, {"attn.scores": jnp.ones(3)}):
+            model(x)
+    with pytest.raises(KeyError, match="never reached the patched site 'attn.score'"):
+        with patch(model, {"attn.score": 0.0}):
+            model(x)
+
+
 class RematStack(PerturbingStack):
     """PerturbingStack with each block under ``nnx.remat``."""
 

@@ -41,23 +41,33 @@ class SiteSpec(NamedTuple):
 def replaced(spec: SiteSpec, operands: tuple[Any, ...], value: Any) -> Any:
     """``value`` with ``spec``'s replacement applied, given the replacement's arrays ``operands``."""
     if spec.index is None:
-        return _conformed(spec.fn(value, *operands), value)
+        return _conformed(spec.fn(value, *operands), value, spec.site)
     index = _as_index(spec.index)
     if spec.sliced:
         operands = tuple(op[index] if jnp.shape(op) == jnp.shape(value) else op for op in operands)
     part = value[index]
-    return value.at[index].set(_conformed(spec.fn(part, *operands), part))
+    return value.at[index].set(_conformed(spec.fn(part, *operands), part, spec.site))
 
 
-def _conformed(new: Any, old: Any) -> Any:
-    """``new`` as ``old``'s shape and type, so a patch never changes what the model computes with."""
+def _conformed(new: Any, old: Any, site: str) -> Any:
+    """``new`` as ``old``'s shape and type, so a patch never changes what the model computes with.
+
+    Raises:
+      ValueError: ``new`` does not broadcast to ``old``'s shape; names ``site``.
+
+    Example:
+      >>> _conformed(jnp.ones(3), jnp.zeros((2, 4)), "blocks.0.residual")
+      Traceback (most recent call last):
+      ...
+      ValueError: 'blocks.0.residual': a replacement of shape (3,) cannot stand for its value of shape (2, 4)
+    """
     new = jnp.asarray(new)
     if new.shape != jnp.shape(old):
         try:
             new = jnp.broadcast_to(new, jnp.shape(old))
         except ValueError:
             raise ValueError(
-                f"a replacement of shape {new.shape} cannot stand for a value of shape {jnp.shape(old)}"
+                f"{site!r}: a replacement of shape {new.shape} cannot stand for its value of shape {jnp.shape(old)}"
             ) from None
     return new.astype(jnp.result_type(old))
 
