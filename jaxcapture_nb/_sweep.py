@@ -92,6 +92,10 @@ class PatchingResult:
 
         return PatchingView(self, estimate)
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """A notebook shows a sweep as its view (with the text table, and a saved picture, behind it)."""
+        return self.show()._repr_mimebundle_(**kwargs)
+
 
 def _recorder(store: dict[str, Any], site: str) -> Replacement:
     def keep(value):

@@ -142,6 +142,14 @@ def test_the_saved_picture_is_a_coloured_table_per_result(results):
     assert MARK in bundle[1]  # saved notebooks keep the picture in place of the widget
 
 
+def test_a_sweep_at_the_end_of_a_cell_shows_as_its_view(results):
+    _, exact, _ = results
+    data, metadata = exact._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert data["text/html"] == patching_html([exact]) and data["text/plain"] == exact.table()
+    assert MARK in metadata
+
+
 def test_a_result_shows_as_text_in_a_plain_python_process():
     script = """
 import jax.numpy as jnp
