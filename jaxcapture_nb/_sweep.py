@@ -46,11 +46,24 @@ class PatchingResult:
       clean_readout, corrupted_readout: ``[k]``, the readout of the clean and
         of the corrupted run, or None.
       readout_labels: a label per readout entry (``"0"``, ``"1"``, ... unless given).
+      position_labels: a label per position (its token, say), or [] where none were given.
     """
 
-    def __init__(self, sites, positions, effect, clean, corrupted, method, readouts=None, labels=None):
+    def __init__(
+        self,
+        sites,
+        positions,
+        effect,
+        clean,
+        corrupted,
+        method,
+        readouts=None,
+        labels=None,
+        position_labels=None,
+    ):
         self.sites, self.method = list(sites), method
         self.positions = None if positions is None else list(positions)
+        self.position_labels = _position_labels(self.positions, position_labels)
         self.effect = np.asarray(effect, np.float64)
         self.clean, self.corrupted = float(clean), float(corrupted)
         self.readouts = self.clean_readout = self.corrupted_readout = None
@@ -74,6 +87,8 @@ class PatchingResult:
     def table(self, digits: int = 3) -> str:
         """The recovery as a plain-text table, one row per site."""
         columns = ["whole"] if self.positions is None else [str(p) for p in self.positions]
+        if self.position_labels:
+            columns = [f"{p}:{label}" for p, label in zip(columns, self.position_labels, strict=True)]
         width = max([len("site")] + [len(shown_name(s)) for s in self.sites])
         head = "site".ljust(width) + "  " + "  ".join(c.rjust(digits + 4) for c in columns)
         rows = [
@@ -95,6 +110,28 @@ class PatchingResult:
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         """A notebook shows a sweep as its view (with the text table, and a saved picture, behind it)."""
         return self.show()._repr_mimebundle_(**kwargs)
+
+
+def _position_labels(positions: list[int] | None, labels: Sequence[Any] | None) -> list[str]:
+    """A label per patched position, from labels given per position patched or per position of the input.
+
+    Example:
+      >>> _position_labels([1, 3], ["<s>", "the", "cat", "sat"]), _position_labels([1, 3], ["the", "sat"])
+      (['the', 'sat'], ['the', 'sat'])
+    """
+    if labels is None:
+        return []
+    labels = [str(label) for label in labels]
+    if positions is None:
+        raise ValueError("labels name positions; this sweep patched each site whole: give it positions")
+    if len(labels) == len(positions):
+        return labels
+    if positions and len(labels) > max(positions):
+        return [labels[p] for p in positions]
+    raise ValueError(
+        f"labels has {len(labels)} labels: give one per patched position ({len(positions)}), or one "
+        f"per position of the input (at least {max(positions) + 1})"
+    )
 
 
 def _recorder(store: dict[str, Any], site: str) -> Replacement:
@@ -207,6 +244,7 @@ def patching_sweep(
     forward: Callable[[nnx.Module, Any], Any] = _default_forward,
     readout: Callable[[Any], Any] | None = None,
     readout_labels: Sequence[str] | None = None,
+    labels: Sequence[Any] | None = None,
 ) -> PatchingResult:
     """Patches each site's clean value into the corrupted run, one site and position at a time, in one compiled program.
 
@@ -225,6 +263,9 @@ def patching_sweep(
         :class:`~jaxcapture_nb.PatchingView` shows beside the clean and the
         corrupted run's; None keeps only the metric.
       readout_labels: a label per readout value (say, the tokens).
+      labels: a label per position (say, the clean input's tokens), for
+        the view and the table: one per patched position, or one per
+        position of the input.
 
     Returns:
       A :class:`PatchingResult` with ``effect[site, position]``, its sites in model order.
@@ -266,6 +307,7 @@ def patching_sweep(
         "exact",
         readouts,
         readout_labels,
+        labels,
     )
 
 
@@ -329,6 +371,7 @@ def attribution_patching(
     positions: Sequence[int] | None = None,
     position_axis: int = 1,
     forward: Callable[[nnx.Module, Any], Any] = _default_forward,
+    labels: Sequence[Any] | None = None,
 ) -> PatchingResult:
     """The first-order estimate of :func:`patching_sweep`: ``(clean - corrupted) . gradient`` at each site.
 
@@ -364,5 +407,11 @@ def attribution_patching(
     order = _model_order(sites, reached)
     effect = base + np.asarray(rows)[order]
     return PatchingResult(
-        [sites[i] for i in order], positions, effect, metric(clean_out), base, "attribution"
+        [sites[i] for i in order],
+        positions,
+        effect,
+        metric(clean_out),
+        base,
+        "attribution",
+        position_labels=labels,
     )

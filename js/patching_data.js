@@ -6,7 +6,7 @@ import { bytesOf } from "./common.js";
 /**
  * @typedef {{ method: string, clean: number, corrupted: number }} PatchMethod one entry of `_methods`
  * @typedef {PatchMethod & { effect: Float64Array, recovery: Float64Array }} PatchResult
- * @typedef {{ sites: string[], positions: string[], results: PatchResult[], scale: number,
+ * @typedef {{ sites: string[], positions: string[], positionLabels: string[], results: PatchResult[], scale: number,
  *   labels: string[], readouts: Float64Array, ends: Float64Array }} PatchData
  */
 
@@ -26,6 +26,7 @@ function patchingData(model) {
   return {
     sites,
     positions,
+    positionLabels: model.get("_position_labels") || [],
     results,
     // Both results share one colour scale (at least [-1, 1]), the saved picture's (colour_scale in Python).
     scale: Number(model.get("_scale")) || 1,

@@ -98,7 +98,9 @@ function drawDetail(detail, data, selected, w) {
   const theme = themeOf(detail);
   const cell = s * data.positions.length + p;
   const [first] = data.results;
-  const where = data.positions.length === 1 && data.positions[0] === "whole" ? "whole" : `at position ${data.positions[p]}`;
+  const label = data.positionLabels[p];
+  const where =
+    data.positions.length === 1 && data.positions[0] === "whole" ? "whole" : `at position ${data.positions[p]}${label === undefined ? "" : ` (${label})`}`;
   const title = h("div", "jcnb-patch-detail-title");
   const name = h("span", "jcnb-patch-site");
   setName(name, data.sites[s]);

@@ -1,15 +1,20 @@
 // One heatmap of a patching result: a row per site, a column per position,
 // each cell the recovery's colour on the diverging map (0: the corrupted
 // run, 1: the clean run), with the site names at the left and the
-// positions over the top.
+// positions (or their labels, the tokens) over the top, under the axes'
+// titles. Cells grow with the width up to a size that reads well, and
+// never shrink below one that can be pointed at: a wider map scrolls.
 
 import { sized } from "./common.js";
 import { themeOf, rgbText, colourAt, drawColourBar } from "./draw.js";
 /** @typedef {import("./patching_data.js").PatchData} PatchData */
 /** @typedef {import("./patching_data.js").PatchResult} PatchResult */
 
-const ROW_H = 18;
-const HEAD_H = 18;
+const ROW_H = 22;
+const AXIS_H = 16; // the axes' titles
+const HEAD_H = 18; // the positions' labels
+const MIN_CELL = 16;
+const MAX_CELL = 56;
 const MAX_LABEL = 260;
 
 /**
@@ -19,8 +24,9 @@ const MAX_LABEL = 260;
 function heatLayout(data, w, labelWidth) {
   const left = Math.min(MAX_LABEL, labelWidth) + 10;
   const cols = Math.max(1, data.positions.length);
-  const cellW = Math.max(6, Math.min(40, Math.floor((w - left - 4) / cols)));
-  return { left, top: HEAD_H, cellW, cellH: ROW_H, w: left + cols * cellW + 4, h: HEAD_H + data.sites.length * ROW_H + 2 };
+  const cellW = Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor((w - left - 4) / cols)));
+  const top = AXIS_H + HEAD_H;
+  return { left, top, cellW, cellH: ROW_H, w: Math.max(left + cols * cellW + 4, left + 80), h: top + data.sites.length * ROW_H + 2 };
 }
 
 /** A text cut with an ellipsis to fit `width`. @param {CanvasRenderingContext2D} ctx @param {string} text @param {number} width */
@@ -46,12 +52,20 @@ function drawHeatmap(canvas, data, result, w, selected) {
   ctx.font = `11px ${theme.font}`;
   ctx.textBaseline = "middle";
   const P = data.positions.length;
-  // Positions over the top: as many labels as fit without touching.
+  // The axes' titles: sites down the left, positions (their labels) across the top.
   ctx.fillStyle = theme.fg2;
+  ctx.textAlign = "right";
+  ctx.fillText("site", box.left - 6, AXIS_H + HEAD_H / 2);
+  ctx.textAlign = "left";
+  const whole = P === 1 && data.positions[0] === "whole";
+  ctx.fillText(whole ? "patched whole" : data.positionLabels.length ? "position: token" : "position", box.left, AXIS_H / 2);
+  // Positions over the top: as many labels as fit without touching.
   ctx.textAlign = "center";
-  const widest = Math.max(...data.positions.map((p) => ctx.measureText(p).width));
+  ctx.fillStyle = theme.fg;
+  const heads = data.positions.map((p, k) => positionName(data, k));
+  const widest = Math.max(...heads.map((text) => ctx.measureText(text).width));
   const every = Math.max(1, Math.ceil((widest + 6) / box.cellW));
-  for (let p = 0; p < P; p += every) ctx.fillText(data.positions[p], box.left + (p + 0.5) * box.cellW, HEAD_H / 2);
+  for (let p = 0; p < P; p += every) ctx.fillText(fitted(ctx, heads[p], every * box.cellW - 4), box.left + (p + 0.5) * box.cellW, AXIS_H + HEAD_H / 2);
   for (let s = 0; s < data.sites.length; s++) {
     const y = box.top + s * box.cellH;
     ctx.fillStyle = theme.fg;
@@ -64,9 +78,13 @@ function drawHeatmap(canvas, data, result, w, selected) {
     }
   }
   if (selected.length === 2) {
-    ctx.strokeStyle = theme.fg;
+    // Black inside white: it reads on every cell colour, in either theme.
+    const [x, y] = [box.left + selected[1] * box.cellW, box.top + selected[0] * box.cellH];
     ctx.lineWidth = 2;
-    ctx.strokeRect(box.left + selected[1] * box.cellW + 1, box.top + selected[0] * box.cellH + 1, box.cellW - 2, box.cellH - 2);
+    ctx.strokeStyle = "#fff";
+    ctx.strokeRect(x + 1, y + 1, box.cellW - 3, box.cellH - 3);
+    ctx.strokeStyle = "#000";
+    ctx.strokeRect(x + 3, y + 3, box.cellW - 7, box.cellH - 7);
   }
   Object.assign(canvas.dataset, {
     drawn: "1",
@@ -77,6 +95,11 @@ function drawHeatmap(canvas, data, result, w, selected) {
     cellH: String(box.cellH),
   });
   return box;
+}
+
+/** A position's name over its column: its label (the token) where the sweep was given labels. @param {PatchData} data @param {number} p */
+function positionName(data, p) {
+  return data.positionLabels[p] ?? data.positions[p];
 }
 
 /**
@@ -96,9 +119,10 @@ function cellAt(data, box, x, y) {
  */
 function drawScale(canvas, data, hgt) {
   const theme = themeOf(canvas);
+  hgt = Math.max(90, hgt); // room for its three labels, however few sites
   const ctx = sized(canvas, 64, hgt);
   drawColourBar(ctx, { x: 2, y: 6, w: 12, h: Math.max(20, hgt - 12) }, "diverging", -data.scale, data.scale, theme);
   canvas.dataset.drawn = "1";
 }
 
-export { drawHeatmap, cellAt, drawScale };
+export { drawHeatmap, cellAt, drawScale, positionName, ROW_H, AXIS_H, HEAD_H };

@@ -10,14 +10,16 @@ import { Tooltip, hoverReadOut, onThemeChange } from "./draw.js";
 import { schemaOf, applyColours } from "./schema.js";
 import { shownName } from "./names.js";
 import { patchingData, shownResults } from "./patching_data.js";
-import { drawHeatmap, cellAt, drawScale } from "./patching_heatmap.js";
+import { drawHeatmap, cellAt, drawScale, ROW_H, AXIS_H, HEAD_H } from "./patching_heatmap.js";
 import { drawDetail } from "./patching_detail.js";
 /** @typedef {import("./patching_data.js").PatchData} PatchData */
 
 /** A cell's read-out: its site, position, and every result's recovery and metric. @param {PatchData} data @param {number} s @param {number} p */
 function cellText(data, s, p) {
   const cell = s * data.positions.length + p;
-  const lines = [shownName(data.sites[s]), data.positions[p] === "whole" ? "patched whole" : `position ${data.positions[p]}`];
+  const label = data.positionLabels[p];
+  const where = data.positions[p] === "whole" ? "patched whole" : `position ${data.positions[p]}${label === undefined ? "" : ` (${label})`}`;
+  const lines = [shownName(data.sites[s]), where];
   for (const r of data.results) lines.push(`${r.method}: recovery ${fmt(r.recovery[cell])}, metric ${fmt(r.effect[cell])}`);
   return lines.join("\n");
 }
@@ -87,7 +89,7 @@ function render({ model, el }) {
         model.save_changes();
       });
     }
-    drawScale(scale, data, Math.min(200, 18 + data.sites.length * 18));
+    drawScale(scale, data, Math.min(200, AXIS_H + HEAD_H + data.sites.length * ROW_H));
   }
 
   function drawAll() {

@@ -264,10 +264,11 @@ def test_sweeps_take_a_model_with_a_plain_config_and_one_site_by_name_and_warn_o
         warnings.simplefilter("always")  # Flax's perturb notices too, which the test settings hide
         swept = patching_sweep(model, clean, corrupted, metric, "blocks.1.residual", positions=range(4))
         estimated = attribution_patching(
-            model, clean, corrupted, metric, "blocks.1.residual", positions=range(4)
+            model, clean, corrupted, metric, "blocks.1.residual", positions=range(4), labels="wxyz"
         )
     assert [f"{w.category.__name__}: {w.message}" for w in caught] == []
     assert swept.sites == estimated.sites == ["blocks.1.residual"]
+    assert (swept.position_labels, estimated.position_labels) == ([], list("wxyz"))
     unconfigured = PerturbingStack(width=8, depth=2)
     want = patching_sweep(unconfigured, clean, corrupted, metric, ["blocks.1.residual"], positions=range(4))
     np.testing.assert_array_equal(swept.effect, want.effect)

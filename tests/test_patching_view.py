@@ -14,7 +14,7 @@ from flax import nnx
 from jaxcapture_nb import PatchingResult, attribution_patching, patch, patching_sweep
 from jaxcapture_nb._server_extension import MARK
 from jaxcapture_nb._widgets.patching_static import colour_scale, patching_html
-from jaxcapture_nb._widgets.patching_view import PatchingView
+from jaxcapture_nb._widgets.patching_view import PatchingView, aligned, patching_state
 
 
 class ThreeLayerMixer(nnx.Module):
@@ -140,6 +140,25 @@ def test_the_saved_picture_is_a_coloured_table_per_result(results):
     bundle = PatchingView(exact, estimate)._repr_mimebundle_()
     assert bundle[0]["text/html"] == page and bundle[0]["text/plain"] == repr(PatchingView(exact, estimate))
     assert MARK in bundle[1]  # saved notebooks keep the picture in place of the widget
+
+
+def test_positions_take_labels_in_the_view_the_table_and_the_saved_picture():
+    result = PatchingResult(
+        ["a", "b"], [1, 3], [[1.0, 2.0], [0.0, 2.0]], 2.0, 0.0, "exact", position_labels=["the", "sat"]
+    )
+    estimate = PatchingResult(["b", "a"], [1, 3], [[1.0, 1.0], [0.0, 2.0]], 2.0, 0.0, "attribution")
+    assert patching_state(aligned(result, estimate))["_position_labels"] == ["the", "sat"]
+    assert aligned(result, estimate)[1].position_labels == ["the", "sat"]
+    assert result.table().splitlines()[1].split() == ["site", "1:the", "3:sat"]
+    assert "<th>1 the</th><th>3 sat</th>" in patching_html([result])
+    # One label per position of the input serves too; a count that fits neither is refused.
+    assert PatchingResult(
+        ["a"], [1, 3], [[0.0, 1.0]], 1.0, 0.0, "exact", position_labels="abcd"
+    ).position_labels == ["b", "d"]
+    with pytest.raises(ValueError, match="labels has 3 labels: give one per patched position \\(2\\)"):
+        PatchingResult(["a"], [1, 3], [[0.0, 1.0]], 1.0, 0.0, "exact", position_labels="abc")
+    with pytest.raises(ValueError, match="patched each site whole"):
+        PatchingResult(["a"], None, [[0.0]], 1.0, 0.0, "exact", position_labels=["x"])
 
 
 def test_a_sweep_at_the_end_of_a_cell_shows_as_its_view(results):

@@ -60,6 +60,8 @@ def _ink(colour: str) -> str:
 
 def _table(result: PatchingResult, scale: float) -> str:
     columns = ["whole"] if result.positions is None else [str(p) for p in result.positions]
+    if result.position_labels:
+        columns = [f"{p} {label}" for p, label in zip(columns, result.position_labels, strict=True)]
     title = (
         f"{html.escape(result.method)} patching: recovery (0 = corrupted {number_text(result.corrupted)}, "
         f"1 = clean {number_text(result.clean)})"

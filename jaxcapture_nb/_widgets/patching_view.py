@@ -56,6 +56,7 @@ def aligned(result: PatchingResult, estimate: PatchingResult | None) -> list[Pat
         estimate.method,
         readouts,
         estimate.readout_labels or None,
+        estimate.position_labels or result.position_labels or None,
     )
     return [result, reordered]
 
@@ -75,6 +76,7 @@ def patching_state(results: list[PatchingResult]) -> dict[str, Any]:
     state: dict[str, Any] = {
         "_sites": [shown_name(site) for site in first.sites],
         "_positions": ["whole"] if first.positions is None else [str(p) for p in first.positions],
+        "_position_labels": next((r.position_labels for r in results if r.position_labels), []),
         "_methods": [PatchMethod(method=r.method, clean=r.clean, corrupted=r.corrupted) for r in results],
         "_effects": np.stack([r.effect for r in results]).astype(np.float64).tobytes(),
         "_scale": colour_scale(results),
@@ -115,6 +117,7 @@ class PatchingView(FrontEndWidget, entry="patching_view.js", css="patching_view.
 
     _sites = t.List(t.Unicode()).tag(sync=True)  # shown names, model order
     _positions = t.List(t.Unicode()).tag(sync=True)  # column labels; ["whole"] where patched whole
+    _position_labels = t.List(t.Unicode()).tag(sync=True)  # a label per position (its token), or []
     _methods = t.List(t.Dict()).tag(sync=True)  # per result: method, clean, corrupted (metrics)
     _effects = t.Bytes().tag(sync=True)  # float64 [results, sites, positions]: the patched metric
     _scale = t.Float(1.0).tag(

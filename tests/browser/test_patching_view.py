@@ -36,8 +36,10 @@ lm = TinyLM(nnx.Rngs(0))
 clean, corrupted = jnp.array([[1, 2, 3, 4, 0, 2]]), jnp.array([[3, 2, 3, 4, 0, 2]])
 metric = lambda logits: logits[0, -1, 1] - logits[0, -1, 3]
 sites = [f"layers.{i}.__call__" for i in range(3)]
+words = ["<s>", "the", "cat", "sat", "on", "mat"]
 exact = patching_sweep(lm, clean, corrupted, metric, sites, positions=range(6),
-                       readout=lambda logits: jax.nn.softmax(logits[0, -1]), readout_labels=list("abcde"))
+                       readout=lambda logits: jax.nn.softmax(logits[0, -1]), readout_labels=list("abcde"),
+                       labels=words)
 estimate = attribution_patching(lm, clean, corrupted, metric, sites, positions=range(6))
 view = exact.show(estimate)
 view
@@ -65,20 +67,23 @@ def check_view(page, name: str) -> None:
     methods = page.eval_on_selector_all(HEAT, "cs => cs.map(c => c.dataset.method)")
     assert methods == ["exact", "attribution"]
     assert not blank_canvas(page, f"{HEAT}[data-method='exact']")
+    # Side by side, cells keep a size that can be pointed at (the maps scroll rather than crush).
+    widths = page.eval_on_selector_all(HEAT, "cs => cs.map(c => Number(c.dataset.cellW))")
+    assert min(widths) >= 16, widths
 
     # Hovering a cell reads out its site, position and both results.
     x, y = cell_point(page, "exact", 1, 4)
     page.mouse.move(x, y)
     tip = page.wait_for_selector(".jcnb-patching .jcnb-tooltip:not([hidden])", timeout=10_000)
     lines = tip.text_content().split("\n")
-    assert lines[:2] == ["layers.1.__call__", "position 4"], lines
+    assert lines[:2] == ["layers.1.__call__", "position 4 (on)"], lines
     assert lines[2].startswith("exact: recovery ") and lines[3].startswith("attribution: recovery "), lines
 
     # Clicking it shows the patched run beside the clean and corrupted ones.
     page.mouse.click(x, y)
     page.wait_for_selector(".jcnb-patch-readout[data-drawn='1']", timeout=10_000)
     title = page.text_content(".jcnb-patch-detail-title")
-    assert title == "layers.1.__call__ patched at position 4", title
+    assert title == "layers.1.__call__ patched at position 4 (on)", title
     bars = json.loads(page.get_attribute(".jcnb-patch-metric", "data-values"))
     assert [run for run, _ in bars] == ["corrupted", "patched", "attribution", "clean"], bars
     # The bars are the kernel's numbers.
@@ -106,7 +111,7 @@ def test_patching_view_in_jupyterlab_light_and_dark(open_notebook):
     run_in_kernel(page, "view.shown = 'attribution'; view.selected = [2, 0]")
     page.wait_for_selector(".jcnb-patching[data-shown='attribution']")
     page.wait_for_function(
-        "() => document.querySelector('.jcnb-patch-detail-title')?.textContent.endsWith('position 0')"
+        "() => document.querySelector('.jcnb-patch-detail-title')?.textContent.endsWith('position 0 (<s>)')"
     )
     page.click(".jcnb-patch-choice[data-shown='both']")
     page.wait_for_selector(".jcnb-patching[data-shown='both']")
