@@ -19,20 +19,39 @@ const RUN_COLOURS = {
 };
 
 /**
+ * Ticks over [lo, hi] that end on nice values at or past both ends, so no
+ * bar runs past the last tick (a probability of 1 gets its 1 tick).
+ * @param {number} lo @param {number} hi @param {number} count @returns {{lo: number, hi: number, ticks: number[]}}
+ */
+function roundedOut(lo, hi, count) {
+  const inside = niceTicks(lo, hi, count);
+  if (inside.length < 2) return { lo, hi: hi === lo ? lo + 1 : hi, ticks: inside };
+  const step = inside[1] - inside[0];
+  const out = { lo: Math.floor(lo / step - 1e-9) * step, hi: Math.ceil(hi / step - 1e-9) * step };
+  return { ...out, ticks: niceTicks(out.lo, out.hi, count) };
+}
+
+/**
  * Horizontal bars, one per run, labelled with its name and value.
  * @param {HTMLCanvasElement} canvas @param {{run: string, label: string, value: number, colour: string}[]} bars @param {number} w
  */
 function drawMetricBars(canvas, bars, w) {
   const theme = themeOf(canvas);
   const barH = 16;
-  const hgt = bars.length * (barH + 4) + 22;
+  const hgt = bars.length * (barH + 4) + 36;
   const ctx = sized(canvas, w, hgt);
-  const box = plotBox(w, hgt, { left: 110, right: 70, top: 4, bottom: 18 });
+  ctx.font = `11px ${theme.font}`;
+  // Room for the longest label ("attribution (0.0098)") and a value past the bar's end.
+  const left = Math.ceil(Math.max(60, ...bars.map((b) => ctx.measureText(b.label).width))) + 12;
+  const box = plotBox(w, hgt, { left, right: 70, top: 4, bottom: 32 });
   const values = bars.map((b) => b.value).filter(Number.isFinite);
-  const lo = Math.min(0, ...values);
-  const hi = Math.max(0, ...values);
-  const x = linearScale(lo, hi === lo ? lo + 1 : hi, box.x, box.x + box.w);
-  drawAxes(ctx, box, { theme, x, xTicks: niceTicks(lo, hi, 5), grid: false });
+  const range = roundedOut(Math.min(0, ...values), Math.max(0, ...values), 5);
+  const x = linearScale(range.lo, range.hi, box.x, box.x + box.w);
+  drawAxes(ctx, box, { theme, x, xTicks: range.ticks, grid: false });
+  ctx.fillStyle = theme.fg2;
+  ctx.textAlign = "center";
+  ctx.textBaseline = "bottom";
+  ctx.fillText("metric", box.x + box.w / 2, hgt - 1);
   ctx.font = `11px ${theme.font}`;
   ctx.textBaseline = "middle";
   bars.forEach((bar, i) => {
@@ -60,16 +79,28 @@ function drawMetricBars(canvas, bars, w) {
  */
 function drawReadout(canvas, labels, runs, w) {
   const theme = themeOf(canvas);
-  const hgt = 150;
+  const hgt = 166;
   const ctx = sized(canvas, w, hgt);
-  const group = Math.max(12, Math.min(60, Math.floor((w - 56) / Math.max(1, labels.length))));
-  const box = plotBox(Math.min(w, 50 + group * labels.length + 6), hgt, { left: 50, bottom: 20, top: 8 });
+  const group = Math.max(12, Math.min(60, Math.floor((w - 68) / Math.max(1, labels.length))));
+  const box = plotBox(Math.min(w, 62 + group * labels.length + 6), hgt, { left: 62, bottom: 34, top: 8 });
   const all = runs.flatMap((r) => Array.from(r.values)).filter(Number.isFinite);
-  const lo = Math.min(0, ...all);
-  const hi = Math.max(0, ...all);
-  const y = linearScale(lo, hi === lo ? lo + 1 : hi, box.y + box.h, box.y);
+  const range = roundedOut(Math.min(0, ...all), Math.max(0, ...all), 4);
+  const y = linearScale(range.lo, range.hi, box.y + box.h, box.y);
   const x = (/** @type {number} */ i) => box.x + (i + 0.5) * group;
-  drawAxes(ctx, box, { theme, y, yTicks: niceTicks(lo, hi, 4), x, xTicks: labels.map((_, i) => i), xText: (i) => labels[i] });
+  drawAxes(ctx, box, { theme, y, yTicks: range.ticks, x, xTicks: labels.map((_, i) => i), xText: (i) => labels[i] });
+  // The axes' titles: the readout's entries along, their values up.
+  ctx.font = `11px ${theme.font}`;
+  ctx.fillStyle = theme.fg2;
+  ctx.textAlign = "center";
+  ctx.textBaseline = "bottom";
+  ctx.fillText("readout entry", box.x + box.w / 2, hgt - 1);
+  ctx.save();
+  ctx.translate(11, box.y + box.h / 2);
+  ctx.rotate(-Math.PI / 2);
+  ctx.textBaseline = "middle";
+  ctx.fillText("value", 0, 0);
+  ctx.restore();
+  canvas.dataset.top = String(range.hi);
   const barW = Math.max(2, Math.floor((group - 4) / runs.length));
   labels.forEach((_, i) => {
     runs.forEach((run, r) => {

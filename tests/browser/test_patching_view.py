@@ -92,6 +92,12 @@ def check_view(page, name: str) -> None:
     )
     assert [value for _, value in bars] == pytest.approx([float(v) for v in expected.split()], rel=1e-9)
     assert not blank_canvas(page, ".jcnb-patch-readout")
+    # The readout's axis ends on a tick at or past its tallest bar.
+    tallest = run_in_kernel(
+        page,
+        "print(max(exact.readouts[1, 4].max(), exact.clean_readout.max(), exact.corrupted_readout.max()))",
+    )
+    assert float(page.get_attribute(".jcnb-patch-readout", "data-top")) >= float(tallest)
     screenshot(page, f"patching_view_{name}")
 
     # The toggle shows one result; the kernel's view follows.
