@@ -16,7 +16,11 @@ site, summed over every axis but the position's.
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
+import os
+import pathlib
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -100,6 +104,43 @@ class PatchingResult:
 
     def __repr__(self) -> str:
         return self.table()
+
+    def to_csv(self, path: str | os.PathLike[str] | None = None) -> str:
+        """Every cell as CSV: a row per site and position, with its label, patched metric and recovery.
+
+        The view's CSV button writes the same columns, a block per result shown.
+
+        Args:
+          path: a file to write too; None only returns the text.
+
+        Example:
+          >>> result = PatchingResult(["a"], [0, 1], [[1.0, 2.0]], 2.0, 0.0, "exact", position_labels=["x", "y"])
+          >>> print(result.to_csv(), end="")
+          method,site,position,label,metric,recovery
+          exact,a,0,x,1.0,0.5
+          exact,a,1,y,2.0,1.0
+        """
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["method", "site", "position", "label", "metric", "recovery"])
+        positions = ["whole"] if self.positions is None else self.positions
+        labels = self.position_labels or [""] * len(positions)
+        for s, site in enumerate(self.sites):
+            for p, (position, label) in enumerate(zip(positions, labels, strict=True)):
+                writer.writerow(
+                    [
+                        self.method,
+                        site,
+                        position,
+                        label,
+                        repr(float(self.effect[s, p])),
+                        repr(float(self.recovery[s, p])),
+                    ]
+                )
+        text = out.getvalue()
+        if path is not None:
+            pathlib.Path(path).write_text(text)
+        return text
 
     def show(self, estimate: PatchingResult | None = None):
         """The interactive :class:`~jaxcapture_nb.PatchingView`, with ``estimate`` (say, :func:`attribution_patching`'s) beside it."""

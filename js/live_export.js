@@ -70,7 +70,12 @@ function fileName(name, ext) {
 
 /** Hands `text` to the browser as a download named `name`. @param {string} name @param {string} text @param {string} type */
 function download(name, text, type) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
+  downloadBlob(name, new Blob([text], { type }));
+}
+
+/** Hands `blob` (a file's bytes: text, a picture) to the browser as a download named `name`. @param {string} name @param {Blob} blob */
+function downloadBlob(name, blob) {
+  const url = URL.createObjectURL(blob);
   const link = /** @type {HTMLAnchorElement} */ (h("a"));
   link.href = url;
   link.download = name;
@@ -124,4 +129,4 @@ function exportTable(button, table, name, kind) {
   else download(fileName(name, "json"), jsonText(table, name, kind), "application/json");
 }
 
-export { siteTable, scalarTable, csvText, jsonText, cardTools, showExpanded, exportTable };
+export { siteTable, scalarTable, csvText, jsonText, cardTools, showExpanded, exportTable, download, downloadBlob };

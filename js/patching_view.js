@@ -12,6 +12,7 @@ import { shownName } from "./names.js";
 import { patchingData, shownResults } from "./patching_data.js";
 import { drawHeatmap, cellAt, drawScale, ROW_H, AXIS_H, HEAD_H } from "./patching_heatmap.js";
 import { drawDetail } from "./patching_detail.js";
+import { csvText, download, downloadBlob } from "./live_export.js";
 /** @typedef {import("./patching_data.js").PatchData} PatchData */
 
 /** A cell's read-out: its site, position, and every result's recovery and metric. @param {PatchData} data @param {number} s @param {number} p */
@@ -22,6 +23,46 @@ function cellText(data, s, p) {
   const lines = [shownName(data.sites[s]), where];
   for (const r of data.results) lines.push(`${r.method}: recovery ${fmt(r.recovery[cell])}, metric ${fmt(r.effect[cell])}`);
   return lines.join("\n");
+}
+
+/**
+ * Every result's cells as a table: a row per result, site and position, with
+ * the position's label, the patched metric and the recovery, as
+ * `PatchingResult.to_csv` writes them in Python.
+ * @param {PatchData} data
+ */
+function patchingTable(data) {
+  const rows = data.results.flatMap((r) =>
+    data.sites.flatMap((site, s) =>
+      data.positions.map((position, p) => {
+        const cell = s * data.positions.length + p;
+        return [r.method, site, position, data.positionLabels[p] ?? "", r.effect[cell], r.recovery[cell]];
+      }),
+    ),
+  );
+  return { columns: ["method", "site", "position", "label", "metric", "recovery"], rows };
+}
+
+/**
+ * The heatmaps shown, side by side with the colour bar, as one PNG download.
+ * @param {HTMLCanvasElement[]} canvases @param {HTMLCanvasElement} bar
+ */
+function downloadPicture(canvases, bar) {
+  const all = [...canvases, bar];
+  const gap = 16 * (window.devicePixelRatio || 1);
+  const out = document.createElement("canvas");
+  out.width = all.reduce((w, c) => w + c.width + gap, 0);
+  out.height = Math.max(...all.map((c) => c.height));
+  const ctx = /** @type {CanvasRenderingContext2D} */ (out.getContext("2d"));
+  // The page's background under the maps, so the picture reads as it did on screen.
+  ctx.fillStyle = getComputedStyle(bar).getPropertyValue("--jcnb-bg").trim() || "#fff";
+  ctx.fillRect(0, 0, out.width, out.height);
+  let x = 0;
+  for (const c of all) {
+    ctx.drawImage(c, x, 0);
+    x += c.width + gap;
+  }
+  out.toBlob((blob) => blob && downloadBlob("patching.png", blob));
 }
 
 /** @param {{model: any, el: HTMLElement}} ctx */
@@ -48,7 +89,14 @@ function render({ model, el }) {
     }),
   );
   buttons.append(...byChoice.values());
-  header.append(title, buttons);
+  const exports = h("div", "jcnb-patch-export");
+  for (const format of ["CSV", "PNG"]) {
+    const button = h("button", "jcnb-patch-export-button", format);
+    button.dataset.format = format.toLowerCase();
+    button.title = format === "CSV" ? "download every cell's metric and recovery, per result" : "download the heatmaps as a picture";
+    exports.append(button);
+  }
+  header.append(title, buttons, exports);
   const maps = h("div", "jcnb-patch-maps");
   const scale = /** @type {HTMLCanvasElement} */ (h("canvas", "jcnb-patch-scale"));
   const scaleBox = h("div", "jcnb-patch-scale-box");
@@ -96,6 +144,12 @@ function render({ model, el }) {
     drawMaps();
     drawDetail(detail, data, model.get("selected") || [], width());
   }
+
+  exports.addEventListener("click", (event) => {
+    const button = /** @type {HTMLElement} */ (event.target).closest("button");
+    if (button?.dataset.format === "csv") download("patching.csv", csvText(patchingTable(data)), "text/csv");
+    else if (button?.dataset.format === "png") downloadPicture([...maps.querySelectorAll("canvas")], scale);
+  });
 
   drawAll();
   model.on("change:shown", drawMaps);

@@ -1,6 +1,9 @@
 """PatchingView in a real JupyterLab, Notebook 7 and Chromium: the heatmap, its read-out, a clicked cell, the toggle, both themes."""
 
+import csv
 import json
+import pathlib
+import struct
 
 import pytest
 from lab import run_in_kernel, wait_for_idle_kernel
@@ -99,6 +102,28 @@ def check_view(page, name: str) -> None:
     )
     assert float(page.get_attribute(".jcnb-patch-readout", "data-top")) >= float(tallest)
     screenshot(page, f"patching_view_{name}")
+
+    # The numbers download as CSV, a row per result, site and position, as to_csv writes them;
+    # the heatmaps as one PNG.
+    with page.expect_download() as download:
+        page.click(".jcnb-patch-export-button[data-format=csv]")
+    assert download.value.suggested_filename == "patching.csv"
+    rows = list(csv.reader(pathlib.Path(download.value.path()).read_text().splitlines()))
+    assert (
+        rows[0] == ["method", "site", "position", "label", "metric", "recovery"]
+        and len(rows) == 1 + 2 * 3 * 6
+    )
+    kernel = list(csv.reader(run_in_kernel(page, "print(exact.to_csv(), end='')").strip().splitlines()))
+    assert [row[:4] for row in rows[1:19]] == [row[:4] for row in kernel[1:]]
+    assert [float(row[4]) for row in rows[1:19]] == pytest.approx(
+        [float(row[4]) for row in kernel[1:]], rel=1e-12
+    )
+    with page.expect_download() as download:
+        page.click(".jcnb-patch-export-button[data-format=png]")
+    picture = pathlib.Path(download.value.path()).read_bytes()
+    assert download.value.suggested_filename == "patching.png" and picture[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", picture[16:24])
+    assert width > 400 and height > 80, (width, height)
 
     # The toggle shows one result; the kernel's view follows.
     page.click(".jcnb-patch-choice[data-shown='exact']")
