@@ -51,6 +51,8 @@ class PatchingResult:
         of the corrupted run, or None.
       readout_labels: a label per readout entry (``"0"``, ``"1"``, ... unless given).
       position_labels: a label per position (its token, say), or [] where none were given.
+      metric_name: the metric function's name (``"logit_difference"``), or
+        ``"the metric"`` for a lambda.
     """
 
     def __init__(
@@ -64,8 +66,9 @@ class PatchingResult:
         readouts=None,
         labels=None,
         position_labels=None,
+        metric_name="the metric",
     ):
-        self.sites, self.method = list(sites), method
+        self.sites, self.method, self.metric_name = list(sites), method, metric_name
         self.positions = None if positions is None else list(positions)
         self.position_labels = _position_labels(self.positions, position_labels)
         self.effect = np.asarray(effect, np.float64)
@@ -88,6 +91,11 @@ class PatchingResult:
         span = self.clean - self.corrupted
         return (self.effect - self.corrupted) / (span if span else np.nan)
 
+    @property
+    def recovery_text(self) -> str:
+        """What the numbers are, for titles: ``"recovery"``, or ``"recovery of logit_difference"``."""
+        return "recovery" if self.metric_name == "the metric" else f"recovery of {self.metric_name}"
+
     def table(self, digits: int = 3) -> str:
         """The recovery as a plain-text table, one row per site."""
         columns = ["whole"] if self.positions is None else [str(p) for p in self.positions]
@@ -99,7 +107,7 @@ class PatchingResult:
             shown_name(site).ljust(width) + "  " + "  ".join(f"{v:{digits + 4}.{digits}f}" for v in row)
             for site, row in zip(self.sites, self.recovery, strict=True)
         ]
-        title = f"{self.method} patching: recovery (0 = corrupted {self.corrupted:.4g}, 1 = clean {self.clean:.4g})"
+        title = f"{self.method} patching: {self.recovery_text} (0 = corrupted {self.corrupted:.4g}, 1 = clean {self.clean:.4g})"
         return "\n".join([title, head, *rows])
 
     def __repr__(self) -> str:
@@ -151,6 +159,18 @@ class PatchingResult:
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         """A notebook shows a sweep as its view (with the text table, and a saved picture, behind it)."""
         return self.show()._repr_mimebundle_(**kwargs)
+
+
+def _metric_name(metric: Callable[..., Any]) -> str:
+    """A metric's name for titles: its function's, or ``"the metric"`` for a lambda or a callable object.
+
+    Example:
+      >>> def logit_difference(out): ...
+      >>> _metric_name(logit_difference), _metric_name(lambda out: out)
+      ('logit_difference', 'the metric')
+    """
+    name = getattr(metric, "__name__", "")
+    return name if name.isidentifier() else "the metric"
 
 
 def _position_labels(positions: list[int] | None, labels: Sequence[Any] | None) -> list[str]:
@@ -349,6 +369,7 @@ def patching_sweep(
         readouts,
         readout_labels,
         labels,
+        _metric_name(metric),
     )
 
 
@@ -455,4 +476,5 @@ def attribution_patching(
         base,
         "attribution",
         position_labels=labels,
+        metric_name=_metric_name(metric),
     )

@@ -4,7 +4,7 @@
 import { bytesOf } from "./common.js";
 
 /**
- * @typedef {{ method: string, clean: number, corrupted: number }} PatchMethod one entry of `_methods`
+ * @typedef {{ method: string, metric: string, clean: number, corrupted: number }} PatchMethod one entry of `_methods`
  * @typedef {PatchMethod & { effect: Float64Array, recovery: Float64Array }} PatchResult
  * @typedef {{ sites: string[], positions: string[], positionLabels: string[], results: PatchResult[], scale: number,
  *   labels: string[], readouts: Float64Array, ends: Float64Array }} PatchData
@@ -21,7 +21,7 @@ function patchingData(model) {
     const effect = effects.subarray(r * cells, (r + 1) * cells);
     const span = m.clean - m.corrupted;
     const recovery = Float64Array.from(effect, (v) => (span ? (v - m.corrupted) / span : NaN));
-    return { method: String(m.method), clean: Number(m.clean), corrupted: Number(m.corrupted), effect, recovery };
+    return { method: String(m.method), metric: String(m.metric), clean: Number(m.clean), corrupted: Number(m.corrupted), effect, recovery };
   });
   return {
     sites,

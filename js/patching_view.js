@@ -115,7 +115,7 @@ function render({ model, el }) {
     for (const [choice, button] of byChoice) button.setAttribute("aria-pressed", String(choice === model.get("shown")));
     // Every result's clean and corrupted runs are the same two runs.
     const [first] = data.results;
-    title.textContent = `recovery of the metric: 0 = corrupted run (${fmt(first.corrupted)}), 1 = clean run (${fmt(first.clean)})`;
+    title.textContent = `recovery of ${first.metric}: 0 = corrupted run (${fmt(first.corrupted)}), 1 = clean run (${fmt(first.clean)})`;
     maps.replaceChildren();
     const each = Math.floor((width() - 90) / shown.length) - 8;
     for (const result of shown) {

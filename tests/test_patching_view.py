@@ -84,8 +84,10 @@ def test_the_view_sends_numbers_as_buffers_its_estimate_aligned_to_the_results_s
         estimate.clean,
         estimate.corrupted,
         "attribution",
+        metric_name=estimate.metric_name,
     )
     view = PatchingView(exact, shuffled)
+    assert [m["metric"] for m in view._methods] == ["metric", "metric"]  # the metric function's name
     assert view.shown == "both" and view.selected == []
     assert view._scale == colour_scale(view._results)  # the widget's colours are the saved picture's
     assert view._sites == SITES and view._positions == [str(p) for p in range(6)]

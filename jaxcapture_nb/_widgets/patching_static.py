@@ -63,7 +63,8 @@ def _table(result: PatchingResult, scale: float) -> str:
     if result.position_labels:
         columns = [f"{p} {label}" for p, label in zip(columns, result.position_labels, strict=True)]
     title = (
-        f"{html.escape(result.method)} patching: recovery (0 = corrupted {number_text(result.corrupted)}, "
+        f"{html.escape(result.method)} patching: {html.escape(result.recovery_text)} "
+        f"(0 = corrupted {number_text(result.corrupted)}, "
         f"1 = clean {number_text(result.clean)})"
     )
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)

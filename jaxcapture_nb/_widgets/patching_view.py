@@ -57,6 +57,7 @@ def aligned(result: PatchingResult, estimate: PatchingResult | None) -> list[Pat
         readouts,
         estimate.readout_labels or None,
         estimate.position_labels or result.position_labels or None,
+        estimate.metric_name,
     )
     return [result, reordered]
 
@@ -77,7 +78,10 @@ def patching_state(results: list[PatchingResult]) -> dict[str, Any]:
         "_sites": [shown_name(site) for site in first.sites],
         "_positions": ["whole"] if first.positions is None else [str(p) for p in first.positions],
         "_position_labels": next((r.position_labels for r in results if r.position_labels), []),
-        "_methods": [PatchMethod(method=r.method, clean=r.clean, corrupted=r.corrupted) for r in results],
+        "_methods": [
+            PatchMethod(method=r.method, metric=r.metric_name, clean=r.clean, corrupted=r.corrupted)
+            for r in results
+        ],
         "_effects": np.stack([r.effect for r in results]).astype(np.float64).tobytes(),
         "_scale": colour_scale(results),
         "_readout_labels": [],

@@ -149,9 +149,10 @@ class CompareSite(TypedDict):
 
 
 class PatchMethod(TypedDict):
-    """One entry of PatchingView's ``_methods``: a result's method and its two ends' metrics."""
+    """One entry of PatchingView's ``_methods``: a result's method, its metric's name and its two ends' metrics."""
 
     method: str
+    metric: str
     clean: float
     corrupted: float
 
