@@ -100,7 +100,10 @@ function render({ model, el }) {
   const maps = h("div", "jcnb-patch-maps");
   const scale = /** @type {HTMLCanvasElement} */ (h("canvas", "jcnb-patch-scale"));
   const scaleBox = h("div", "jcnb-patch-scale-box");
-  scaleBox.append(h("div", "jcnb-muted", "recovery"), scale);
+  // A recovery past +-1 (patching overshot the clean run) widens the shared scale: the bar says so.
+  const scaleTitle = h("div", "jcnb-muted jcnb-patch-scale-title", data.scale > 1 ? `recovery, to \u00b1${fmt(data.scale)}` : "recovery");
+  scaleTitle.title = data.scale > 1 ? "some recovery lies past \u00b11, so the colours span a wider range" : "0 = corrupted run, 1 = clean run";
+  scaleBox.append(scaleTitle, scale);
   const body = h("div", "jcnb-patch-body");
   body.append(maps, scaleBox);
   const detail = h("div", "jcnb-patch-detail");

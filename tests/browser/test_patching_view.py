@@ -73,6 +73,10 @@ def check_view(page, name: str) -> None:
     # Side by side, cells keep a size that can be pointed at (the maps scroll rather than crush).
     widths = page.eval_on_selector_all(HEAT, "cs => cs.map(c => Number(c.dataset.cellW))")
     assert min(widths) >= 16, widths
+    # Every recovery lies within +-1 here: the colour bar keeps its plain scale, and says so only when widened.
+    scale = float(run_in_kernel(page, "print(max(abs(exact.recovery).max(), abs(estimate.recovery).max()))"))
+    title = page.text_content(".jcnb-patch-scale-title")
+    assert title == ("recovery" if scale <= 1 else f"recovery, to \u00b1{scale:.4g}"), (title, scale)
 
     # Hovering a cell reads out its site, position and both results.
     x, y = cell_point(page, "exact", 1, 4)
