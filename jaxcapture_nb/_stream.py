@@ -1056,7 +1056,8 @@ class Stream(BackendDrains):
             self._recorded(series, step)
 
     def _recorded(self, series: SiteSeries, step: int) -> None:
-        """Hands the row just recorded to the :attr:`writers`."""
+        """Tells the clock a row was recorded at ``step`` (a run a reader fills has no other count), and hands it to the :attr:`writers`."""
+        self.clock.saw(step)
         row = series.size - 1
         for writer in self.writers:
             writer.add_rows((series,), step, series.stats[row : row + 1], series.hists[row : row + 1])
