@@ -4,7 +4,7 @@ import os
 import sys
 import warnings
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep  # this package's files: not the user's code
 
 
 class JaxCaptureWarning(UserWarning):
@@ -19,6 +19,6 @@ def warn(message: str) -> None:
     it, and a warnings filter on that line's module applies to it.
     """
     frame, level = sys._getframe(0), 1  # stacklevel=1 is this function
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    while frame is not None and frame.f_code.co_filename.startswith(PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, JaxCaptureWarning, stacklevel=level)

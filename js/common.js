@@ -131,4 +131,45 @@ function ordinal(n) {
   return `${n}${suffix}`;
 }
 
-export { bytesOf, fmt, h, sized, siteFilter, siteMatcher, ordinal, followPageTheme };
+/**
+ * @typedef {{columns: string[], rows: (string | number)[][]}} Table a file's columns and rows, for csvText
+ */
+
+/** A CSV field: quoted when it holds a comma, quote or line break. @param {string | number} value */
+function csvField(value) {
+  const text = typeof value === "number" ? numberField(value) : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** A number as text that reads back to the same float32: NaN and the infinities spelled as pandas reads them. @param {number} x */
+function numberField(x) {
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  return String(x);
+}
+
+/** The table as CSV, a header line first. @param {Table} table */
+function csvText(table) {
+  return [table.columns, ...table.rows].map((row) => row.map(csvField).join(",")).join("\n") + "\n";
+}
+
+/** Hands `text` to the browser as a download named `name`. @param {string} name @param {string} text @param {string} type */
+function download(name, text, type) {
+  downloadBlob(name, new Blob([text], { type }));
+}
+
+/** Hands `blob` (a file's bytes: text, a picture) to the browser as a download named `name`. @param {string} name @param {Blob} blob */
+function downloadBlob(name, blob) {
+  const url = URL.createObjectURL(blob);
+  const link = /** @type {HTMLAnchorElement} */ (h("a"));
+  link.href = url;
+  link.download = name;
+  link.hidden = true;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has its own reference to the blob once it has started.
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
+export { bytesOf, fmt, h, sized, siteFilter, siteMatcher, ordinal, followPageTheme, csvText, numberField, download, downloadBlob };

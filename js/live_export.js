@@ -2,14 +2,14 @@
 // the browser holds for a site (its statistics per step) or a scalar (its
 // value per step), for every run the legend shows, as CSV or JSON.
 
-import { h } from "./common.js";
+import { h, csvText, download, numberField } from "./common.js";
 /** @typedef {import("./live_state.js").Series} Series */
 /** @typedef {import("./live_state.js").StatColumns} StatColumns */
 
 /**
- * @typedef {{columns: string[], rows: (string | number)[][]}} Table
- * one row per run and recorded step: the run's name (empty for a view of
- * one run), the step, then the values
+ * @typedef {import("./common.js").Table} Table
+ * here one row per run and recorded step: the run's name (empty for a view
+ * of one run), the step, then the values
  */
 
 /**
@@ -33,24 +33,6 @@ function scalarTable(members) {
   return { columns: ["run", "step", "value"], rows };
 }
 
-/** A CSV field: quoted when it holds a comma, quote or line break. @param {string | number} value */
-function csvField(value) {
-  const text = typeof value === "number" ? numberField(value) : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/** A number as text that reads back to the same float32: NaN and the infinities spelled as pandas reads them. @param {number} x */
-function numberField(x) {
-  if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-  return String(x);
-}
-
-/** The table as CSV, a header line first. @param {Table} table */
-function csvText(table) {
-  return [table.columns, ...table.rows].map((row) => row.map(csvField).join(",")).join("\n") + "\n";
-}
-
 /**
  * The table as JSON: the card's name and kind, then a list of records. NaN
  * and the infinities, which JSON lacks, are written as the strings "nan",
@@ -66,25 +48,6 @@ function jsonText(table, name, kind) {
 /** A file name from a card's name: letters, digits, dots, dashes and underscores. @param {string} name @param {string} ext */
 function fileName(name, ext) {
   return `${name.replace(/[^\w.-]+/g, "_").replace(/^_+|_+$/g, "") || "data"}.${ext}`;
-}
-
-/** Hands `text` to the browser as a download named `name`. @param {string} name @param {string} text @param {string} type */
-function download(name, text, type) {
-  downloadBlob(name, new Blob([text], { type }));
-}
-
-/** Hands `blob` (a file's bytes: text, a picture) to the browser as a download named `name`. @param {string} name @param {Blob} blob */
-function downloadBlob(name, blob) {
-  const url = URL.createObjectURL(blob);
-  const link = /** @type {HTMLAnchorElement} */ (h("a"));
-  link.href = url;
-  link.download = name;
-  link.hidden = true;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  // The download has its own reference to the blob once it has started.
-  setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
 /**
@@ -129,4 +92,4 @@ function exportTable(button, table, name, kind) {
   else download(fileName(name, "json"), jsonText(table, name, kind), "application/json");
 }
 
-export { siteTable, scalarTable, csvText, jsonText, cardTools, showExpanded, exportTable, download, downloadBlob };
+export { siteTable, scalarTable, jsonText, cardTools, showExpanded, exportTable };

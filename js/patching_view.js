@@ -5,14 +5,13 @@
 // `selected` traits; only the handlers here change them. Plain ES module,
 // no build step.
 
-import { fmt, h } from "./common.js";
+import { fmt, h, csvText, download, downloadBlob } from "./common.js";
 import { Tooltip, hoverReadOut, onThemeChange } from "./draw.js";
 import { schemaOf, applyColours } from "./schema.js";
 import { shownName } from "./names.js";
 import { patchingData, shownResults } from "./patching_data.js";
 import { drawHeatmap, cellAt, drawScale, ROW_H, AXIS_H, HEAD_H } from "./patching_heatmap.js";
 import { drawDetail } from "./patching_detail.js";
-import { csvText, download, downloadBlob } from "./live_export.js";
 /** @typedef {import("./patching_data.js").PatchData} PatchData */
 
 /** A cell's read-out: its site, position, and every result's recovery and metric. @param {PatchData} data @param {number} s @param {number} p */

@@ -12,14 +12,10 @@ from typing import Any
 import flax
 import jax
 
-from jaxcapture_nb._warnings import JaxCaptureWarning, warn
+from jaxcapture_nb._warnings import PACKAGE_DIR, JaxCaptureWarning, warn
 
 _LIBRARIES = tuple(os.path.dirname(os.path.abspath(m.__file__ or "")) + os.sep for m in (jax, flax))
-_NOT_USER_CODE = (
-    *_LIBRARIES,
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep,
-    sysconfig.get_paths()["stdlib"] + os.sep,
-)
+_NOT_USER_CODE = (*_LIBRARIES, PACKAGE_DIR, sysconfig.get_paths()["stdlib"] + os.sep)
 
 
 def warn_sowed_attributes(modules: list[tuple[tuple[Any, ...], Any]], var_types: tuple[type, ...]) -> None:
