@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from flax import linen, nnx
 from public_style import GqaDecoder
+from tolerances import assert_float32_close
 from transformer import Config, Transformer
 
 from jaxcapture_nb import (
@@ -107,7 +108,7 @@ def test_a_patched_method_output_equals_the_model_patched_by_hand(jitted):
         assert_same_model(before, model)
         by_hand_run = functools.partial(decoder_by_hand, model, layer=layer, replace=by_hand)
         want = (jax.jit(by_hand_run) if jitted else by_hand_run)(TOKENS)
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+        assert_float32_close(got, want)
 
 
 def test_a_jitted_step_is_traced_once_per_set_of_patched_sites_not_per_value():
@@ -212,11 +213,10 @@ def test_the_sweep_equals_patching_one_site_and_position_at_a_time():
         for p in positions:
             with patch(model, {at(site, np.s_[:, p]): clean[site]}):
                 want = float(logit_difference(step(model, OTHER)))
-            assert result.effect[i, p] == pytest.approx(want, rel=1e-5, abs=1e-6)
-    # The sweep's runs are compiled, the references eager: float32 sums in another order, which
-    # differ by a few units in the last place of values near 1 (3e-6 seen on JAX 0.12).
-    assert result.clean == pytest.approx(float(logit_difference(model(TOKENS))), rel=1e-5, abs=1e-6)
-    assert result.corrupted == pytest.approx(float(logit_difference(model(OTHER))), rel=1e-5, abs=1e-6)
+            assert_float32_close(result.effect[i, p], want)
+    # The sweep's runs are compiled, the references eager: float32 sums in another order.
+    assert_float32_close(result.clean, logit_difference(model(TOKENS)))
+    assert_float32_close(result.corrupted, logit_difference(model(OTHER)))
     # The last layer's output at the last position decides the last position's logits.
     assert result.recovery[2, 5] == pytest.approx(1.0, abs=1e-5)
     assert "recovery" in result.table() and "layers.2.__call__" in result.table()
@@ -336,7 +336,7 @@ def test_patches_reach_remat_and_scanned_stacks(jitted):
     remat = RematStack()
     with patch(remat, {"blocks.1.residual": zero_ablation()}):
         got = run(remat, x)
-    np.testing.assert_allclose(got, remat.blocks[2](jnp.zeros_like(x)), rtol=1e-6, atol=1e-6)
+    assert_float32_close(got, remat.blocks[2](jnp.zeros_like(x)))
     stack = ScannedStack()
     plain = run(stack, x)
     # In a stacked module a replacement's arrays are split along the stack
@@ -456,7 +456,7 @@ def test_every_loop_style_made_inside_the_block_is_patched(style):
     x = jax.random.normal(jax.random.key(0), (2, 8))
     with patch(model, {"blocks.0.__call__": zero_ablation()}):
         out = LOOP_STYLES[style](model, x)
-    np.testing.assert_allclose(out, _ablated_first_block(x), atol=1e-6)
+    assert_float32_close(out, _ablated_first_block(x))
     assert_same_model(before, model)
 
 
@@ -472,7 +472,7 @@ def test_a_copy_made_before_the_block_is_refused_before_it_runs_and_the_model_ke
         with patch(model, {"blocks.0.__call__": zero_ablation()}):
             step(model, x)
     assert_same_model(before, model)  # no array donated, nothing left behind
-    np.testing.assert_allclose(step(model, x), MlpStack()(x), atol=1e-6)  # the step works as before
+    assert_float32_close(step(model, x), MlpStack()(x))  # the step works as before
 
 
 def test_a_step_compiled_before_the_block_is_named_when_the_block_ends():
@@ -523,15 +523,13 @@ def test_a_linen_method_output_equals_the_module_patched_by_hand():
     steer = jnp.linspace(-1.0, 1.0, 8)
     with patch(module, {"LinenBlock_1.__call__[0]": steering(steer, scale=2.0)}):
         steered = module.apply(variables, x)
-    np.testing.assert_allclose(
-        steered,
-        _linen_by_hand(variables, x, layer=1, replace=lambda v: v + 2.0 * steer[None, None]),
-        atol=1e-6,
+    assert_float32_close(
+        steered, _linen_by_hand(variables, x, layer=1, replace=lambda v: v + 2.0 * steer[None, None])
     )
     with patch(module, {at("LinenBlock_0.__call__[0]", np.s_[:, 2]): zero_ablation()}):
         ablated = module.apply(variables, x)
-    np.testing.assert_allclose(
-        ablated, _linen_by_hand(variables, x, layer=0, replace=lambda v: v.at[:, 2].set(0.0)), atol=1e-6
+    assert_float32_close(
+        ablated, _linen_by_hand(variables, x, layer=0, replace=lambda v: v.at[:, 2].set(0.0))
     )
     # After the block, apply is the module's own again.
     np.testing.assert_array_equal(
@@ -568,7 +566,7 @@ def test_a_linen_patch_names_a_site_the_block_never_reached_and_refuses_jax_jit(
         with patch(module, {"LinenBlock_0.__call__[0]": zero_ablation()}):
             step(variables, x)
     # Nothing was compiled with the patch in it.
-    np.testing.assert_allclose(step(variables, x), module.apply(variables, x), atol=1e-6)
+    assert_float32_close(step(variables, x), module.apply(variables, x))
     # Another module's apply passes untouched, although its method has the site's name.
     block = {"params": variables["params"]["LinenBlock_0"]}
     with pytest.raises(KeyError, match="never called LinenStack.apply"):
@@ -651,7 +649,7 @@ def test_a_jitted_linen_apply_takes_the_patch_as_variables_traced_once_per_set_o
         np.testing.assert_allclose(got, want, atol=1e-5)
     with patch(module, {"LinenBlock_0.__call__[0]": zero_ablation()}) as p:
         got = step(p.variables(variables), x)
-    np.testing.assert_allclose(got, _linen_by_hand(variables, x, layer=0, replace=jnp.zeros_like), atol=1e-6)
+    assert_float32_close(got, _linen_by_hand(variables, x, layer=0, replace=jnp.zeros_like))
     assert len(traces) == 3  # plain, steered (three values), ablated
     np.testing.assert_array_equal(step(variables, x), plain)  # after the blocks: the plain program
     assert len(traces) == 3

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import traitlets
 from flax import nnx
+from tolerances import assert_float32_close
 
 from jaxcapture_nb import PatchingResult, attribution_patching, patch, patching_sweep
 from jaxcapture_nb._server_extension import MARK
@@ -68,10 +69,10 @@ def test_sweeps_list_sites_in_model_order_and_keep_each_patched_runs_readout(res
         model, {"layers.1.__call__": lambda v: v.at[:, 4].set(clean_values["layers.1.__call__"][:, 4])}
     ):
         by_hand = model(CORRUPTED)
-    np.testing.assert_allclose(exact.readouts[1, 4], last_probabilities(by_hand), atol=1e-6)
-    np.testing.assert_allclose(exact.effect[1, 4], metric(by_hand), atol=1e-5)
-    np.testing.assert_allclose(exact.clean_readout, last_probabilities(model(CLEAN)), atol=1e-6)
-    np.testing.assert_allclose(exact.corrupted_readout, last_probabilities(model(CORRUPTED)), atol=1e-6)
+    assert_float32_close(exact.readouts[1, 4], last_probabilities(by_hand))
+    assert_float32_close(exact.effect[1, 4], metric(by_hand))
+    assert_float32_close(exact.clean_readout, last_probabilities(model(CLEAN)))
+    assert_float32_close(exact.corrupted_readout, last_probabilities(model(CORRUPTED)))
 
 
 def test_the_view_sends_numbers_as_buffers_its_estimate_aligned_to_the_results_sites(results):
