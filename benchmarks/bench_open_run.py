@@ -37,8 +37,8 @@ import time
 
 import numpy as np
 
-from jaxcapture_nb._stream import SiteSeries
-from jaxcapture_nb._tensorboard import LogWriter
+from jaxcapture_nb.runs.stream import SiteSeries
+from jaxcapture_nb.runs.tensorboard.writer import LogWriter
 
 EVERY = 50
 
@@ -67,7 +67,7 @@ def write_log(folder: pathlib.Path, sites: int, steps: int, every: int = EVERY) 
 OPEN_RUN = """
 import resource, sys, time
 from jaxcapture_nb import open_run
-from jaxcapture_nb._tensorboard import require
+from jaxcapture_nb.runs.tensorboard.writer import require
 require("tensorboard")
 import tensorboard.compat.proto.event_pb2
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -50,7 +50,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 from public_style import GqaDecoder, ResNet  # noqa: E402
 
 from jaxcapture_nb import capture, watch  # noqa: E402
-from jaxcapture_nb._backends import flax_internals  # noqa: E402
+from jaxcapture_nb.upstream import flax_internals  # noqa: E402
 
 SITES = 50
 

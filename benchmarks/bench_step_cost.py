@@ -49,7 +49,7 @@ from _timing import paired_ratio_interval, paired_ratios
 from flax import nnx
 
 from jaxcapture_nb import capture, watch
-from jaxcapture_nb._batch import device_layout, nonfinite_rows, packed_rows, padded_table
+from jaxcapture_nb.stats.batch import device_layout, nonfinite_rows, packed_rows, padded_table
 
 # Where a layer's values go: sowed, collected for the floor's table, or nowhere.
 SOW, COLLECT, OFF = "sow", "collect", "off"
@@ -299,7 +299,7 @@ def clock_cost(repeats: int = 15, calls: int = 20_000) -> None:
     """
     import timeit
 
-    from jaxcapture_nb._clock import StepClock
+    from jaxcapture_nb.core.clock import StepClock
 
     def per_call(mode: str, trained: bool) -> float:
         clock = StepClock(mode)

@@ -12,13 +12,9 @@ Example:
   6
 """
 
-from jaxcapture_nb._backends.flax_internals import FlaxCompatibilityError
-from jaxcapture_nb._capture import Capture, capture, capture_grads
-from jaxcapture_nb._compare import Comparison, SiteComparison, compare_modes
-from jaxcapture_nb._compare_runs import compare_runs
-from jaxcapture_nb._modes import ModeError, ModuleOptions, ViewOption, view_options, with_mode
-from jaxcapture_nb._overlay import overlay_runs
-from jaxcapture_nb._patch import (
+from jaxcapture_nb.capturing.capture import Capture, capture, capture_grads
+from jaxcapture_nb.core.user_warnings import JaxCaptureWarning
+from jaxcapture_nb.interventions.patch import (
     Patch,
     Replacement,
     at,
@@ -28,37 +24,40 @@ from jaxcapture_nb._patch import (
     steering,
     zero_ablation,
 )
-from jaxcapture_nb._records import Gradient, Record
-from jaxcapture_nb._run import Run
-from jaxcapture_nb._run_sources import read_run
-from jaxcapture_nb._runs import open_run
-from jaxcapture_nb._stream import NonFiniteError
-from jaxcapture_nb._summary import Summary, summarize
-from jaxcapture_nb._sweep import PatchingResult, attribution_patching, patching_sweep
-from jaxcapture_nb._warnings import JaxCaptureWarning
-from jaxcapture_nb._watch import Watch, watch
+from jaxcapture_nb.interventions.sweep import PatchingResult, attribution_patching, patching_sweep
+from jaxcapture_nb.modes.compare import Comparison, SiteComparison, compare_modes
+from jaxcapture_nb.modes.modes import ModeError, ModuleOptions, ViewOption, view_options, with_mode
+from jaxcapture_nb.runs.compare_runs import compare_runs
+from jaxcapture_nb.runs.run import Run
+from jaxcapture_nb.runs.sources import read_run
+from jaxcapture_nb.runs.stream import NonFiniteError
+from jaxcapture_nb.runs.watch import Watch, watch
+from jaxcapture_nb.stats.records import Gradient, Record
+from jaxcapture_nb.stats.summary import Summary, summarize
+from jaxcapture_nb.upstream.flax_internals import FlaxCompatibilityError
+from jaxcapture_nb.views.run_views import open_run, overlay_runs
 
 
 def __getattr__(name):
     # The widget needs ipywidgets; import it only when asked for.
     if name == "CaptureView":
-        from jaxcapture_nb._widgets.capture_view import CaptureView
+        from jaxcapture_nb.views.capture_view import CaptureView
 
         return CaptureView
     if name == "LiveView":
-        from jaxcapture_nb._widgets.live_view import LiveView
+        from jaxcapture_nb.views.live_view import LiveView
 
         return LiveView
     if name == "CompareView":
-        from jaxcapture_nb._widgets.compare_view import CompareView
+        from jaxcapture_nb.views.compare_view import CompareView
 
         return CompareView
     if name == "PatchingView":
-        from jaxcapture_nb._widgets.patching_view import PatchingView
+        from jaxcapture_nb.views.patching_view import PatchingView
 
         return PatchingView
     if name in ("ModePanel", "mode_panel"):
-        from jaxcapture_nb._widgets import mode_panel
+        from jaxcapture_nb.views import mode_panel
 
         return getattr(mode_panel, name)
     raise AttributeError(f"module 'jaxcapture_nb' has no attribute {name!r}")
@@ -69,14 +68,14 @@ __version__ = "0.1.0"
 
 def load_ipython_extension(ipython):
     """``%load_ext jaxcapture_nb``: registers ``%%capture_intermediates``."""
-    from jaxcapture_nb._magics import load
+    from jaxcapture_nb.jupyter.magics import load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython):
     """``%unload_ext jaxcapture_nb``: removes ``%%capture_intermediates``."""
-    from jaxcapture_nb._magics import unload
+    from jaxcapture_nb.jupyter.magics import unload
 
     unload(ipython)
 

@@ -218,7 +218,7 @@ function statColumns(columns, schema) {
 /** @typedef {ReturnType<typeof statColumns>} StatColumns */
 
 /**
- * The kernel's `_progress` (jaxcapture_nb/_widgets/wire.py's LiveProgress):
+ * The kernel's `_progress` (jaxcapture_nb/core/wire.py's LiveProgress):
  * how far the runs are, and their first NaN or Inf.
  * @typedef {{site: any, step: number, run: number}} NonfiniteAt
  * @typedef {{seen: number, recorded: number, done: boolean, ended: string, nonfinite: NonfiniteAt | null}} RunProgress
@@ -228,7 +228,7 @@ function statColumns(columns, schema) {
  */
 
 /**
- * One `_update` (jaxcapture_nb/_widgets/wire.py's LiveUpdate): the rows
+ * One `_update` (jaxcapture_nb/core/wire.py's LiveUpdate): the rows
  * recorded since the last, as binary buffers.
  * @typedef {{seq: number, base: boolean, index: DataView, steps: DataView, stats: DataView,
  *   hists: DataView, scalar_index: DataView, scalar_rows: DataView}} LiveUpdate

@@ -2,7 +2,7 @@
 // views show them. A newline in a name would break its row, NUL shows raw, and
 // a right-to-left override (U+202E) reorders the text after it, so these
 // characters are written as the escapes Python's repr uses, as the kernel's
-// text views write them (jaxcapture_nb/_names.py); and the element showing a
+// text views write them (jaxcapture_nb/core/names.py); and the element showing a
 // name gets dir="auto", which isolates it (unicode-bidi: isolate), so
 // right-to-left letters in it cannot move the text around it.
 

@@ -10,7 +10,7 @@ import { bytesOf } from "./common.js";
  *   labels: string[], readouts: Float64Array, ends: Float64Array }} PatchData
  */
 
-/** The view's data, from its traits (see jaxcapture_nb/_widgets/patching_view.py). @param {any} model @returns {PatchData} */
+/** The view's data, from its traits (see jaxcapture_nb/views/patching_view.py). @param {any} model @returns {PatchData} */
 function patchingData(model) {
   /** @type {string[]} */ const sites = model.get("_sites") || [];
   /** @type {string[]} */ const positions = model.get("_positions") || [];

@@ -1,5 +1,5 @@
 // What every view draws with, as the kernel sends it once per widget in the
-// `_schema` trait (jaxcapture_nb/_schema.py, as_json): the statistics with
+// `_schema` trait (jaxcapture_nb/stats/schema.py, as_json): the statistics with
 // their labels and formats, the percentile bands, the colours and the
 // heatmap's NaN/Inf colour indices. Views take these from here rather than
 // keep copies, so a statistic added in Python shows in every view.

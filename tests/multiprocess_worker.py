@@ -26,7 +26,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxcapture_nb import capture, capture_grads, summarize, watch
-from jaxcapture_nb._widgets.capture_view import CaptureView
+from jaxcapture_nb.views.capture_view import CaptureView
 
 STEPS = 30
 BATCH = 32

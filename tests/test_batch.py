@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcapture_nb._batch import CHUNK, summarize_batch
-from jaxcapture_nb._summary import _summarize_array, step_summaries
+from jaxcapture_nb.stats.batch import CHUNK, summarize_batch
+from jaxcapture_nb.stats.summary import _summarize_array, step_summaries
 
 rng = np.random.default_rng(0)
 F = np.float32

@@ -11,7 +11,7 @@ from model_checks import has_captures
 from models import Block, ConvNet
 
 from jaxcapture_nb import Capture, JaxCaptureWarning, capture
-from jaxcapture_nb._step_table import TableSlot
+from jaxcapture_nb.stats.step_table import TableSlot
 
 
 def test_eager_calls_record_every_sow_in_execution_order(convnet, images):

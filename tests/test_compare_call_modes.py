@@ -7,9 +7,9 @@ from flax import nnx
 from models import DeterministicArgumentNet, ModeNet, TrainingArgumentNet
 
 from jaxcapture_nb import CompareView, ModeError, compare_modes
-from jaxcapture_nb._call_modes import mode_arguments
-from jaxcapture_nb._schema import compare_columns
-from jaxcapture_nb._widgets.compare_static import comparison_html
+from jaxcapture_nb.modes.call_modes import mode_arguments
+from jaxcapture_nb.stats.schema import compare_columns
+from jaxcapture_nb.views.compare_static import comparison_html
 
 EXAMPLE = "modes={'train': {'training': True}, 'eval': {'training': False}}"
 

@@ -10,9 +10,9 @@ from models import HiddenAndOutputMLP
 from training import watched_training
 
 from jaxcapture_nb import CompareView, Comparison, compare_runs, open_run, watch
-from jaxcapture_nb._compare_runs import NO_SHAPE, rebinned
-from jaxcapture_nb._widgets.compare_static import comparison_html
-from jaxcapture_nb._widgets.compare_view import comparison_state
+from jaxcapture_nb.runs.compare_runs import NO_SHAPE, rebinned
+from jaxcapture_nb.views.compare_static import comparison_html
+from jaxcapture_nb.views.compare_view import comparison_state
 
 
 def train(learning_rate: float, steps: int = 12, every: int = 1):

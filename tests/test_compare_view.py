@@ -10,7 +10,7 @@ from flax import nnx
 from models import ModeNet
 
 from jaxcapture_nb import CompareView, SiteComparison, compare_modes
-from jaxcapture_nb._schema import MODE_COLOURS, compare_columns, number_text
+from jaxcapture_nb.stats.schema import MODE_COLOURS, compare_columns, number_text
 
 STAT_COLUMNS = compare_columns()
 

@@ -9,9 +9,9 @@ import jax.numpy as jnp
 from flax import nnx
 
 from jaxcapture_nb import watch
-from jaxcapture_nb._hosts import has_front_end, should_display
-from jaxcapture_nb._watch import SAVED_OUTPUT_MAX_SECONDS, SAVED_OUTPUT_SECONDS
-from jaxcapture_nb._widgets.live_static import live_html, live_text
+from jaxcapture_nb.core.hosts import has_front_end, should_display
+from jaxcapture_nb.runs.watch import SAVED_OUTPUT_MAX_SECONDS, SAVED_OUTPUT_SECONDS
+from jaxcapture_nb.views.live_static import live_html, live_text
 
 TRAINING = textwrap.dedent(
     """
@@ -78,7 +78,7 @@ def test_display_true_in_a_script_still_displays():
 def test_a_terminal_ipython_shows_nothing():
     code = (
         "from IPython.terminal.interactiveshell import TerminalInteractiveShell\n"
-        "from jaxcapture_nb._hosts import has_front_end\n"
+        "from jaxcapture_nb.core.hosts import has_front_end\n"
         "shell = TerminalInteractiveShell.instance()\n"
         "assert not has_front_end()\n"
         f"result = shell.run_cell({TRAINING.format(display='')!r})\n"
@@ -139,9 +139,9 @@ class Sowing(nnx.Module):
 def test_a_notebook_saved_mid_run_keeps_a_recent_picture(ipython, monkeypatch):
     recorder = Recorder()
     monkeypatch.setattr(ipython, "display_pub", recorder)
-    monkeypatch.setattr("jaxcapture_nb._hosts.has_front_end", lambda: True)
-    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 0.0)
-    monkeypatch.setattr("jaxcapture_nb._watch.SAVED_OUTPUT_SECONDS", 0.0)
+    monkeypatch.setattr("jaxcapture_nb.core.hosts.has_front_end", lambda: True)
+    monkeypatch.setattr("jaxcapture_nb.runs.watch.PUBLISH_SECONDS", 0.0)
+    monkeypatch.setattr("jaxcapture_nb.runs.watch.SAVED_OUTPUT_SECONDS", 0.0)
     model = Sowing(nnx.Rngs(0))
     step = nnx.jit(lambda m, x: m(x))
     with watch(model, publish="loop") as w:

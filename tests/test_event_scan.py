@@ -6,9 +6,9 @@ import pathlib
 import numpy as np
 import pytest
 
-from jaxcapture_nb._event_file import framed
-from jaxcapture_nb._event_reader import _events, histogram_value, read_file, records, tags_of
-from jaxcapture_nb._event_scan import bodies, scan, scan_file
+from jaxcapture_nb.runs.tensorboard.event_file import framed
+from jaxcapture_nb.runs.tensorboard.event_scan import bodies, scan, scan_file
+from jaxcapture_nb.runs.tensorboard.reader import _events, histogram_value, read_file, records, tags_of
 
 pytest.importorskip("tensorboard")
 from tensorboard.compat.proto import event_pb2, summary_pb2  # noqa: E402

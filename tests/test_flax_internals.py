@@ -11,7 +11,7 @@ from models import SowingLinear
 from packaging.requirements import Requirement
 
 from jaxcapture_nb import FlaxCompatibilityError, capture
-from jaxcapture_nb._backends import flax_internals
+from jaxcapture_nb.upstream import flax_internals
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Flax 0.12.11 added sow's and perturb's capture_noop and the nnx_sow_capture_noop flag.

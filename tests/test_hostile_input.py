@@ -16,10 +16,10 @@ from flax.core import FrozenDict
 from models import LinenModeNet, ModeNet
 
 from jaxcapture_nb import JaxCaptureWarning, capture, compare_modes, mode_panel, summarize, watch
-from jaxcapture_nb._names import QUOTE_LIMIT, html_name, quoted, shown_name
-from jaxcapture_nb._widgets import front_end
-from jaxcapture_nb._widgets.compare_static import comparison_html
-from jaxcapture_nb._widgets.live_static import live_html, live_text
+from jaxcapture_nb.core.names import QUOTE_LIMIT, html_name, quoted, shown_name
+from jaxcapture_nb.views import front_end
+from jaxcapture_nb.views.compare_static import comparison_html
+from jaxcapture_nb.views.live_static import live_html, live_text
 
 # What no text or HTML view may write raw: C0/C1 controls, line separators, bidi controls.
 RAW_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -309,7 +309,7 @@ def test_plot_refuses_a_count_that_is_not_positive(argument, value):
 
 
 def test_keep_all_warns_once_when_the_values_it_keeps_grow_large(monkeypatch):
-    monkeypatch.setattr("jaxcapture_nb._recorder.KEPT_BYTES_WARNING", 4096)
+    monkeypatch.setattr("jaxcapture_nb.capturing.recorder.KEPT_BYTES_WARNING", 4096)
     model = Sower()
     x = jnp.ones((16, 16))  # 1 KiB per value
     with pytest.warns(JaxCaptureWarning) as caught:
@@ -324,7 +324,7 @@ def test_keep_all_warns_once_when_the_values_it_keeps_grow_large(monkeypatch):
 
 def test_one_large_call_under_keep_all_does_not_warn(monkeypatch):
     """A single call keeps what it sows by design (compare_modes relies on it): only a loop warns."""
-    monkeypatch.setattr("jaxcapture_nb._recorder.KEPT_BYTES_WARNING", 4096)
+    monkeypatch.setattr("jaxcapture_nb.capturing.recorder.KEPT_BYTES_WARNING", 4096)
 
     class Wide(nnx.Module):
         def __call__(self, x):
@@ -343,7 +343,7 @@ def test_one_large_call_under_keep_all_does_not_warn(monkeypatch):
 
 @pytest.mark.parametrize("keep", ["last", "summary"])
 def test_keep_last_and_summary_do_not_warn_about_memory(monkeypatch, keep):
-    monkeypatch.setattr("jaxcapture_nb._recorder.KEPT_BYTES_WARNING", 4096)
+    monkeypatch.setattr("jaxcapture_nb.capturing.recorder.KEPT_BYTES_WARNING", 4096)
     model = Sower()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -355,7 +355,7 @@ def test_keep_last_and_summary_do_not_warn_about_memory(monkeypatch, keep):
 
 
 def test_keep_all_warns_at_the_end_of_a_jitted_loop(monkeypatch):
-    monkeypatch.setattr("jaxcapture_nb._recorder.KEPT_BYTES_WARNING", 4096)
+    monkeypatch.setattr("jaxcapture_nb.capturing.recorder.KEPT_BYTES_WARNING", 4096)
     model = Sower()
     step = nnx.jit(lambda m, x: m(x))
     with pytest.warns(JaxCaptureWarning, match="keep='last'"):

@@ -13,7 +13,7 @@ from flax import nnx
 from training import source_text
 
 from jaxcapture_nb import summarize, watch
-from jaxcapture_nb._hosts import has_front_end, readable, should_display, to_host
+from jaxcapture_nb.core.hosts import has_front_end, readable, should_display, to_host
 
 
 class ReluLayer(nnx.Module):
@@ -52,7 +52,7 @@ def test_a_plain_process_has_no_front_end_and_displays_nothing_by_default():
 
 
 def test_by_default_only_process_0_of_a_notebook_displays(monkeypatch):
-    monkeypatch.setattr("jaxcapture_nb._hosts.has_front_end", lambda: True)
+    monkeypatch.setattr("jaxcapture_nb.core.hosts.has_front_end", lambda: True)
     assert should_display(None)
     monkeypatch.setattr("jax.process_index", lambda: 1)
     assert not should_display(None)
@@ -84,7 +84,7 @@ def test_an_ipython_kernel_or_marimo_is_a_front_end(monkeypatch):
     ],
 )
 def test_watch_displays_its_view_by_the_auto_rule(shown, monkeypatch, front_end, process, display, expected):
-    monkeypatch.setattr("jaxcapture_nb._hosts.has_front_end", lambda: front_end)
+    monkeypatch.setattr("jaxcapture_nb.core.hosts.has_front_end", lambda: front_end)
     monkeypatch.setattr("jax.process_index", lambda: process)
     model = ReluLayer(nnx.Rngs(0))
     with watch(model, display=display) as w:
@@ -144,7 +144,7 @@ def test_a_script_that_ends_with_a_watch_open_exits_cleanly(tmp_path):
         import threading
 
         from jaxcapture_nb import watch
-        from jaxcapture_nb._stream import Stream
+        from jaxcapture_nb.runs.stream import Stream
 
         busy = threading.Event()
         settle = Stream.settle

@@ -105,7 +105,7 @@ def test_a_failing_cell_shows_its_own_frames_under_its_execution_count(ipython, 
     result = ipython.run_cell(cell, store_history=True)  # as a notebook runs its cells
     shown = capsys.readouterr().out
     assert not result.success and isinstance(result.error_in_exec, ValueError)
-    assert "_magics.py" not in shown and "run_cell_magic" not in shown
+    assert "magics.py" not in shown and "run_cell_magic" not in shown
     # The cell's frames only, numbered as the notebook shows the cell: the magic's line is line 1.
     assert shown.count("Cell In[") == 2
     assert f"Cell In[{number}], line 5" in shown and f"Cell In[{number}], line 4, in fail()" in shown
@@ -165,7 +165,7 @@ def shown_after(ipython, cell):
 
 
 def test_the_widget_is_displayed_after_the_cell_in_a_notebook(ipython, namespace, monkeypatch):
-    monkeypatch.setattr("jaxcapture_nb._hosts.has_front_end", lambda: True)
+    monkeypatch.setattr("jaxcapture_nb.core.hosts.has_front_end", lambda: True)
     (bundle,) = shown_after(ipython, "%%capture_intermediates model\nmodel(x);")
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/plain"] == namespace["_capture"].table()
@@ -178,7 +178,7 @@ def test_without_a_notebook_front_end_or_on_another_process_nothing_is_displayed
 
     # The test shell is a terminal IPython: no kernel draws widgets there.
     assert shown_after(ipython, "%%capture_intermediates model\nmodel(x);") == []
-    monkeypatch.setattr("jaxcapture_nb._hosts.has_front_end", lambda: True)
+    monkeypatch.setattr("jaxcapture_nb.core.hosts.has_front_end", lambda: True)
     monkeypatch.setattr("jax.process_index", lambda: 1)
     assert shown_after(ipython, "%%capture_intermediates model\nmodel(x);") == []
     assert shown_after(ipython, "%%capture_intermediates model --stream\nmodel(x);") == []
@@ -205,7 +205,7 @@ def test_stream_runs_the_cell_inside_watch_and_binds_it(ipython, namespace):
 def test_stream_every_n_summarizes_only_the_recorded_calls_of_a_compiled_step(
     ipython, namespace, monkeypatch
 ):
-    from jaxcapture_nb._step_table import StepTable
+    from jaxcapture_nb.stats.step_table import StepTable
 
     summarized = []
     packed = StepTable.packed
@@ -277,7 +277,7 @@ def test_mode_takes_view_options(ipython, namespace):
 
 
 def test_mode_values_may_hold_commas():
-    from jaxcapture_nb._magics import _parse_mode
+    from jaxcapture_nb.jupyter.magics import _parse_mode
 
     assert _parse_mode("'decode=True, batch_size=(1, 2), max_length=8'") == {
         "decode": True,

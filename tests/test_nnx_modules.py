@@ -7,8 +7,8 @@ from flax import nnx
 from models import ConvNet, ModeNet, SowingLinear, Stack
 
 from jaxcapture_nb import capture
-from jaxcapture_nb._backends.nnx import modules as nnx_modules
-from jaxcapture_nb._backends.nnx.hooks import capture_of
+from jaxcapture_nb.backends.nnx import modules as nnx_modules
+from jaxcapture_nb.backends.nnx.hooks import capture_of
 
 
 class Shared(nnx.Module):

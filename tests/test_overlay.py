@@ -246,7 +246,7 @@ def test_two_views_of_one_thinned_stream_both_get_its_rewritten_rows(monkeypatch
     # place at every off-grid step. Each view must learn of every rewrite,
     # not only the first view to publish after it.
     from jaxcapture_nb import summarize
-    from jaxcapture_nb._widgets import live_view
+    from jaxcapture_nb.views import live_view
 
     monkeypatch.setattr(live_view, "BASE_SECONDS", 0.0)  # deltas from the first update on
     with watch(display=False, publish="loop", keep_steps=4, bins=8) as w:

@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from jaxcapture_nb._widgets import front_end
+from jaxcapture_nb.views import front_end
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -33,7 +33,7 @@ def test_the_wheel_ships_the_widget_front_end(tmp_path):
     # The Jupyter server extension that saves each view's picture is enabled by the install itself.
     (config,) = [n for n in names if n.endswith("etc/jupyter/jupyter_server_config.d/jaxcapture_nb.json")]
     enabled = json.loads(zipfile.ZipFile(wheel).read(config))["ServerApp"]["jpserver_extensions"]
-    assert enabled == {"jaxcapture_nb._server_extension": True}
+    assert enabled == {"jaxcapture_nb.jupyter.server_extension": True}
 
 
 def test_the_front_end_needs_nothing_a_host_may_lack():
@@ -86,7 +86,7 @@ def _node_load(tmp_path, source, probe):
 def test_every_widget_module_loads(tmp_path, widget):
     """The module a widget ships, its files joined, parses and runs its top level."""
     module_name, class_name = widget.split(".")
-    cls = getattr(importlib.import_module(f"jaxcapture_nb._widgets.{module_name}"), class_name)
+    cls = getattr(importlib.import_module(f"jaxcapture_nb.views.{module_name}"), class_name)
     # A default export is the widget, or (anywidget's factory, called once per widget) makes it.
     widget = "(typeof m.default === 'function' ? m.default() : m.default)"
     assert _node_load(tmp_path, cls._esm, f"typeof {widget}.render") == "function"

@@ -13,9 +13,9 @@ from flax import nnx
 from tolerances import assert_float32_close
 
 from jaxcapture_nb import PatchingResult, attribution_patching, patch, patching_sweep
-from jaxcapture_nb._server_extension import MARK
-from jaxcapture_nb._widgets.patching_static import colour_scale, patching_html
-from jaxcapture_nb._widgets.patching_view import PatchingView, aligned, patching_state
+from jaxcapture_nb.jupyter.server_extension import MARK
+from jaxcapture_nb.views.patching_static import colour_scale, patching_html
+from jaxcapture_nb.views.patching_view import PatchingView, aligned, patching_state
 
 
 class ThreeLayerMixer(nnx.Module):

@@ -12,8 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcapture_nb import _program_cache
-from jaxcapture_nb._batch import device_layout, packed_rows, padded_table
+from jaxcapture_nb.stats import program_cache
+from jaxcapture_nb.stats.batch import device_layout, packed_rows, padded_table
 
 
 def table_and_layout(n: int = 3):
@@ -45,7 +45,7 @@ class Compiles:
 
 def load_or_compile(table, layout, bins: int = 8, compiles: Compiles | None = None):
     jitted = compiles if compiles is not None else packed_rows.jitted
-    return _program_cache.load_or_compile("packed_rows", jitted, (table, layout), bins=bins, statistics=())
+    return program_cache.load_or_compile("packed_rows", jitted, (table, layout), bins=bins, statistics=())
 
 
 def test_a_kept_program_is_loaded_not_compiled_and_gives_the_same_rows(folder):
@@ -58,7 +58,7 @@ def test_a_kept_program_is_loaded_not_compiled_and_gives_the_same_rows(folder):
     (kept,) = files
     second = load_or_compile(table, layout, compiles=compiles)
     assert compiles.count == 1
-    assert kept.name.startswith("packed_rows-") and kept.read_bytes().startswith(_program_cache.MAGIC)
+    assert kept.name.startswith("packed_rows-") and kept.read_bytes().startswith(program_cache.MAGIC)
     np.testing.assert_array_equal(np.asarray(first(table, layout)), want)
     np.testing.assert_array_equal(np.asarray(second(table, layout)), want)
 
@@ -66,14 +66,14 @@ def test_a_kept_program_is_loaded_not_compiled_and_gives_the_same_rows(folder):
 def test_compiler_options_this_xla_does_not_know_are_left_out_and_the_rest_kept_apart(folder):
     table, layout = table_and_layout()
     options = {"xla_no_such_option_anywhere": True, "xla_backend_optimization_level": 0}
-    program = _program_cache.load_or_compile(
+    program = program_cache.load_or_compile(
         "packed_rows", packed_rows.jitted, (table, layout), options, bins=8, statistics=()
     )
     np.testing.assert_array_equal(np.asarray(program(table, layout)), packed_rows(table, layout, bins=8))
     load_or_compile(table, layout)
     assert len(list(folder.iterdir())) == 2  # a build with options is not the default one
     with pytest.raises(Exception, match="xla_backend_optimization_level"):  # a bad value still fails
-        _program_cache.load_or_compile(
+        program_cache.load_or_compile(
             "packed_rows",
             packed_rows.jitted,
             (table, layout),
@@ -140,9 +140,9 @@ def test_a_full_disk_costs_the_compile_and_leaves_no_partial_file(small_disk, mo
 
 def test_sharded_or_traced_tables_are_left_to_jit():
     table, layout = table_and_layout()
-    assert _program_cache.usable((table, layout))
-    assert not jax.jit(lambda t: _program_cache.usable((t, layout)))(table)
-    assert not _program_cache.usable((np.zeros(3), layout))
+    assert program_cache.usable((table, layout))
+    assert not jax.jit(lambda t: program_cache.usable((t, layout)))(table)
+    assert not program_cache.usable((np.zeros(3), layout))
 
 
 CAPTURE = r"""
@@ -186,9 +186,9 @@ def test_a_second_process_captures_without_compiling_the_summaries(tmp_path):
 
 def test_kept_programs_go_stale_with_every_module_they_are_traced_from():
     """A change to a module the summary program's code comes from must make every kept program stale."""
-    package = pathlib.Path(_program_cache.__file__).parent
-    traced = {"_batch.py"}
-    for name in ("_batch.py", "_kernels.py", "_passes.py", "_float32.py", "_histogram.py"):
+    package = pathlib.Path(program_cache.__file__).parent
+    traced = {"batch.py"}
+    for name in ("batch.py", "bins.py", "passes.py", "float32.py", "histogram.py"):
         text = (package / name).read_text()
         traced |= {f"{m}.py" for m in re.findall(r"^from jaxcapture_nb\.(_\w+) import", text, re.MULTILINE)}
-    assert traced <= set(_program_cache.PROGRAM_SOURCES)
+    assert traced <= set(program_cache.PROGRAM_SOURCES)

@@ -1,13 +1,13 @@
-"""The recorder contract the backends rely on (jaxcapture_nb._protocols)."""
+"""The recorder contract the backends rely on (jaxcapture_nb.core.protocols)."""
 
 import jax.numpy as jnp
 import pytest
 from flax import nnx
 
-from jaxcapture_nb._protocols import Delivery, Item, PackedRow, SiteRecorder
-from jaxcapture_nb._recorder import Recorder
-from jaxcapture_nb._stream import Stream
-from jaxcapture_nb._summary import packed_summary
+from jaxcapture_nb.capturing.recorder import Recorder
+from jaxcapture_nb.core.protocols import Delivery, Item, PackedRow, SiteRecorder
+from jaxcapture_nb.runs.stream import Stream
+from jaxcapture_nb.stats.summary import packed_summary
 
 
 def _recorders():

@@ -29,8 +29,8 @@ from jaxcapture_nb import (
     compare_modes,
     watch,
 )
-from jaxcapture_nb._schema import compare_columns, live_columns
-from jaxcapture_nb._widgets import payload
+from jaxcapture_nb.stats.schema import compare_columns, live_columns
+from jaxcapture_nb.views import payload
 
 LAYERS = Config().num_layers
 VOCAB = Config().vocab
@@ -595,7 +595,7 @@ def test_capture_grads_matches_flax_own_perturbation_gradients(tokens):
 
 
 def test_the_magic_displays_and_binds_every_leaf_site(ipython, tokens, monkeypatch):
-    monkeypatch.setattr("jaxcapture_nb._hosts.has_front_end", lambda: True)  # as in a notebook
+    monkeypatch.setattr("jaxcapture_nb.core.hosts.has_front_end", lambda: True)  # as in a notebook
     model = make_model()
     ipython.user_ns.update(model=model, tokens=tokens)
     shown = []

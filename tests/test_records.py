@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from jaxcapture_nb import summarize
-from jaxcapture_nb._recorder import Recorder
-from jaxcapture_nb._records import Record, flat_stats, format_table
+from jaxcapture_nb.capturing.recorder import Recorder
+from jaxcapture_nb.stats.records import Record, flat_stats, format_table
 
 
 def test_stacked_summaries_pool_to_the_statistics_of_the_whole_array():

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from jaxcapture_nb import Run, _run_sources, compare_runs, overlay_runs, read_run, summarize, watch
-from jaxcapture_nb._protocols import RunReader
-from jaxcapture_nb._stream import Stream
+from jaxcapture_nb import Run, compare_runs, overlay_runs, read_run, summarize, watch
+from jaxcapture_nb.core.protocols import RunReader
+from jaxcapture_nb.runs import sources
+from jaxcapture_nb.runs.stream import Stream
 
 BINS = 16
 
@@ -47,14 +48,14 @@ def run(scale: float, steps: int = 4) -> list[tuple[dict[str, np.ndarray], float
 @pytest.fixture
 def store(monkeypatch):
     store = MemoryStore({"narrow": run(1.0), "wide": run(5.0)})
-    monkeypatch.setattr(_run_sources, "READERS", [store, *_run_sources.READERS])
+    monkeypatch.setattr(sources, "READERS", [store, *sources.READERS])
     return store
 
 
 def test_a_store_is_a_run_reader(store):
     assert isinstance(store, RunReader)
-    assert _run_sources.reader_of("memory://wide") is store
-    assert type(_run_sources.reader_of("runs/lr-1e-3")).__name__ == "TensorBoardReader"
+    assert sources.reader_of("memory://wide") is store
+    assert type(sources.reader_of("runs/lr-1e-3")).__name__ == "TensorBoardReader"
 
 
 def test_overlay_runs_lists_and_reads_a_stores_runs(store):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from jaxcapture_nb import JaxCaptureWarning, open_run
-from jaxcapture_nb._event_file import framed
-from jaxcapture_nb._runs import run_path, runs_in
+from jaxcapture_nb.runs.saved import run_path, runs_in
+from jaxcapture_nb.runs.tensorboard.event_file import framed
 
 pytest.importorskip("tensorboardX")
 pytest.importorskip("tensorboard")
@@ -362,7 +362,7 @@ def test_a_reopened_run_counts_its_steps_and_rate_as_its_text_does(tmp_path):
 
 def test_the_live_rate_and_eta_leave_out_the_time_before_the_first_step(monkeypatch):
     from jaxcapture_nb import watch
-    from jaxcapture_nb._widgets import live_view
+    from jaxcapture_nb.views import live_view
 
     now = [0.0]
     monkeypatch.setattr(live_view.time, "perf_counter", lambda: now[0])
@@ -395,7 +395,7 @@ def test_a_logged_scalar_keeps_its_wall_time_in_the_log(tmp_path):
 
 
 def test_a_histogram_is_read_from_its_bytes_as_protobuf_reads_it_packed_or_not():
-    from jaxcapture_nb._event_reader import histogram_value
+    from jaxcapture_nb.runs.tensorboard.reader import histogram_value
 
     proto = summary_pb2.HistogramProto(
         min=-2.0, max=3.0, num=6.0, sum=1.5, sum_squares=9.25, bucket_limit=[-2.0, 0.5, 3.0], bucket=[0, 4, 2]

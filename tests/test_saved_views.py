@@ -10,8 +10,9 @@ from flax import nnx
 from IPython.core.interactiveshell import InteractiveShell
 from jupyter_server.services.contents.filemanager import FileContentsManager
 
-from jaxcapture_nb import _server_extension, capture
-from jaxcapture_nb._server_extension import WIDGET_VIEW, keep_saved_pictures
+from jaxcapture_nb import capture
+from jaxcapture_nb.jupyter import server_extension
+from jaxcapture_nb.jupyter.server_extension import WIDGET_VIEW, keep_saved_pictures
 
 
 class OneLinearLayer(nnx.Module):
@@ -41,7 +42,7 @@ def test_every_view_marks_its_picture_and_saving_keeps_only_the_picture(tmp_path
         model(jnp.ones((2, 4)))
     output = _output_of(cap.show())
     assert WIDGET_VIEW in output.data and "<table" in output.data["text/html"]
-    assert output.metadata[_server_extension.MARK] == {"saved": "text/html"}
+    assert output.metadata[server_extension.MARK] == {"saved": "text/html"}
     # Another package's widget keeps its entry: only marked outputs change.
     foreign = nbformat.v4.new_output(
         "display_data", data={WIDGET_VIEW: {"model_id": "x"}, "text/plain": "IntSlider()"}
@@ -90,8 +91,8 @@ def test_jupyter_loads_the_extension_from_the_install():
         timeout=120,
     )
     text = re.sub(r"\x1b\[[0-9;]*m", "", listed.stdout + listed.stderr)  # without colours
-    assert re.search(r"jaxcapture_nb\._server_extension\s+enabled", text), text
-    assert re.search(r"jaxcapture_nb\._server_extension\s+OK", text), text
+    assert re.search(r"jaxcapture_nb\.jupyter\.server_extension\s+enabled", text), text
+    assert re.search(r"jaxcapture_nb\.jupyter\.server_extension\s+OK", text), text
 
 
 def test_the_runs_a_tutorial_saved_open_in_a_new_kernel(tmp_path):

@@ -14,20 +14,20 @@ from jaxcapture_nb import (
     CaptureView,
     CompareView,
     LiveView,
-    _schema,
     capture,
     compare_modes,
     mode_panel,
     summarize,
     watch,
 )
-from jaxcapture_nb._records import flat_stats
-from jaxcapture_nb._stream import Stream
-from jaxcapture_nb._widgets.compare_static import comparison_html
-from jaxcapture_nb._widgets.static import static_html
+from jaxcapture_nb.runs.stream import Stream
+from jaxcapture_nb.stats import schema
+from jaxcapture_nb.stats.records import flat_stats
+from jaxcapture_nb.views.compare_static import comparison_html
+from jaxcapture_nb.views.static import static_html
 
 # The largest magnitude among the finite values: derived from min and max.
-ABSMAX = _schema.Stat(
+ABSMAX = schema.Stat(
     "absmax", "largest |x|", "absmax", column=True, derive=lambda st: max(abs(st["min"]), abs(st["max"]))
 )
 
@@ -45,7 +45,7 @@ class LinearDropout(nnx.Module):
 
 @pytest.fixture
 def absmax(monkeypatch):
-    monkeypatch.setattr(_schema, "STATS", (*_schema.STATS, ABSMAX))
+    monkeypatch.setattr(schema, "STATS", (*schema.STATS, ABSMAX))
 
 
 def test_a_statistic_added_to_the_schema_reaches_every_view(absmax):
@@ -59,7 +59,7 @@ def test_a_statistic_added_to_the_schema_reaches_every_view(absmax):
     # The text table: a column of its own, before the NaN/Inf column.
     header, row = cap.table().splitlines()[:2]
     assert header.split()[-2:] == ["absmax", "nan/inf"]
-    assert row.split()[-2] == _schema.number_text(expected)
+    assert row.split()[-2] == schema.number_text(expected)
 
     # The static HTML tables of a capture and of a comparison.
     assert "<th>absmax</th>" in static_html(cap.records)
@@ -82,28 +82,28 @@ def test_a_statistic_added_to_the_schema_reaches_every_view(absmax):
 
 
 def test_the_schema_travels_as_json():
-    schema = _schema.as_json()
-    assert json.loads(json.dumps(schema)) == schema
-    assert [n["index"] for n in schema["nonfinite"]] == [253, 254, 255]
-    assert schema["colours"]["series"] == _schema.SERIES_COLOUR  # --jcnb-series in every widget
+    sent = schema.as_json()
+    assert json.loads(json.dumps(sent)) == sent
+    assert [n["index"] for n in sent["nonfinite"]] == [253, 254, 255]
+    assert sent["colours"]["series"] == schema.SERIES_COLOUR  # --jcnb-series in every widget
 
 
 def test_the_live_rows_match_the_schema():
     # A live row: what one step records, then the percentiles; the view
     # receives the columns of the stream it shows.
-    percentiles = tuple(f"p{q}" for q in _schema.PERCENTILES)
-    assert _schema.live_columns() == (*_schema.LIVE_STAT_KEYS, *percentiles)
+    percentiles = tuple(f"p{q}" for q in schema.PERCENTILES)
+    assert schema.live_columns() == (*schema.LIVE_STAT_KEYS, *percentiles)
     stream = Stream(bins=8, include=None, every=1, keep_steps=4, grads=False)
-    assert stream.layout.columns == _schema.live_columns() and stream.layout.derived == ()
-    assert LiveView(stream)._stat_columns == list(_schema.live_columns())
+    assert stream.layout.columns == schema.live_columns() and stream.layout.derived == ()
+    assert LiveView(stream)._stat_columns == list(schema.live_columns())
 
 
 def test_a_derived_statistic_is_a_column_of_the_live_rows(monkeypatch):
     made_before = Stream(bins=16, include=None, every=1, keep_steps=4, grads=False)
-    monkeypatch.setattr(_schema, "STATS", (*_schema.STATS, ABSMAX))
-    percentiles = tuple(f"p{q}" for q in _schema.PERCENTILES)
-    columns = (*_schema.LIVE_STAT_KEYS, "absmax", *percentiles)
-    assert _schema.live_columns() == columns
+    monkeypatch.setattr(schema, "STATS", (*schema.STATS, ABSMAX))
+    percentiles = tuple(f"p{q}" for q in schema.PERCENTILES)
+    columns = (*schema.LIVE_STAT_KEYS, "absmax", *percentiles)
+    assert schema.live_columns() == columns
     # A stream takes the schema's columns as it is made.
     assert "absmax" not in made_before.layout.columns
 
@@ -126,13 +126,13 @@ def test_a_derived_statistic_is_a_column_of_the_live_rows(monkeypatch):
 
 def test_a_derived_statistic_that_cannot_be_computed_is_nan(monkeypatch):
     broken = dataclasses.replace(ABSMAX, derive=lambda st: st["missing"])
-    monkeypatch.setattr(_schema, "STATS", (*_schema.STATS, broken))
-    assert np.isnan(_schema.with_derived({})["absmax"])
+    monkeypatch.setattr(schema, "STATS", (*schema.STATS, broken))
+    assert np.isnan(schema.with_derived({})["absmax"])
 
 
 # The share of values above 1 in magnitude: computed on the device, one
 # entry of the schema, like a derived statistic.
-BIG_PCT = _schema.Stat(
+BIG_PCT = schema.Stat(
     "big_pct", "|x| > 1 %", "|x|>1%", "percent", column=True, reduce=lambda v: 100.0 * (jnp.abs(v) > 1)
 )
 
@@ -152,7 +152,7 @@ def test_a_statistic_reduced_on_the_device_reaches_summaries_views_pictures_and_
 
     values = jnp.array([0.5, -2.0, 3.0, jnp.nan, 0.0, 1.0])
     before = summarize(values)
-    monkeypatch.setattr(_schema, "STATS", (*_schema.STATS, BIG_PCT))
+    monkeypatch.setattr(schema, "STATS", (*schema.STATS, BIG_PCT))
 
     # summarize: the one-array program compiled before is traced again; a
     # table of small values, a large value summarized alone, a stacked
@@ -224,7 +224,7 @@ def test_a_step_compiled_before_a_statistic_was_added_records_it_as_nan_and_lose
     step = nnx.jit(lambda model, x: model(x))
     with watch(model, display=False) as before:
         step(model, x)
-    monkeypatch.setattr(_schema, "STATS", (*_schema.STATS, BIG_PCT))
+    monkeypatch.setattr(schema, "STATS", (*schema.STATS, BIG_PCT))
     with watch(model, display=False) as after:
         step(model, x)  # as compiled before the statistic was added
     with capture(model, keep="summary") as cap:

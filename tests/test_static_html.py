@@ -9,8 +9,8 @@ import pytest
 from flax import nnx
 
 from jaxcapture_nb import capture
-from jaxcapture_nb._records import site_label
-from jaxcapture_nb._widgets.static import bar_heights, sparkline_path
+from jaxcapture_nb.stats.records import site_label
+from jaxcapture_nb.views.static import bar_heights, sparkline_path
 
 
 class Layer(nnx.Module):

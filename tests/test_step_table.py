@@ -5,12 +5,13 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from jaxcapture_nb import _step_table, capture, watch
-from jaxcapture_nb._batch import device_layout, needs_careful, packed_rows, padded_table, table_size
-from jaxcapture_nb._row_grid import RowGrid, kept_appends
-from jaxcapture_nb._step_table import StepTable
-from jaxcapture_nb._stream import RowLayout, SeriesBlock
-from jaxcapture_nb._summary import packed_summary
+from jaxcapture_nb import capture, watch
+from jaxcapture_nb.runs.row_grid import RowGrid, kept_appends
+from jaxcapture_nb.runs.stream import RowLayout, SeriesBlock
+from jaxcapture_nb.stats import step_table
+from jaxcapture_nb.stats.batch import device_layout, needs_careful, packed_rows, padded_table, table_size
+from jaxcapture_nb.stats.step_table import StepTable
+from jaxcapture_nb.stats.summary import packed_summary
 
 rng = np.random.default_rng(0)
 VALUES = [
@@ -83,7 +84,7 @@ def test_models_of_other_shapes_reuse_one_compiled_summary_program(block):
 
 
 def test_a_step_hands_its_small_values_over_as_one_table(monkeypatch):
-    from jaxcapture_nb._stream import Stream
+    from jaxcapture_nb.runs.stream import Stream
 
     tables = []
     deliver = Stream.deliver
@@ -129,7 +130,7 @@ def test_a_block_writes_a_row_of_every_series_at_once_and_a_series_can_leave_it(
 
 
 def test_rows_a_later_step_replaces_are_not_made_and_their_nonfinite_values_still_flag(monkeypatch):
-    import jaxcapture_nb._stream as stream_module
+    import jaxcapture_nb.runs.stream as stream_module
 
     made = []
     row_stats = stream_module.row_stats
@@ -147,7 +148,7 @@ def test_rows_a_later_step_replaces_are_not_made_and_their_nonfinite_values_stil
         return packed(table, bins, layout)
 
     monkeypatch.setattr(StepTable, "packed", summarizing)
-    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 1e9)  # the loop settles only here
+    monkeypatch.setattr("jaxcapture_nb.runs.watch.PUBLISH_SECONDS", 1e9)  # the loop settles only here
     step = nnx.jit(lambda m, x: m(x))
     x = jnp.linspace(-1.0, 1.0, 8).reshape(2, 4)
     scale = np.ones(30, np.float32)
@@ -203,15 +204,15 @@ def test_readers_of_grid_members_each_learn_of_the_rewritten_latest_row():
 
 def test_a_capture_and_a_watch_compile_summaries_beside_the_step(monkeypatch):
     """Both start compiling the summaries as the step is traced, once per table size."""
-    from jaxcapture_nb._tracing import tracing
+    from jaxcapture_nb.upstream.jax_internals import tracing
 
     started = []
 
     def noting(sizes, dtype, bins):
         started.append(tracing())
-        _step_table.compile_ahead(sizes, dtype, bins)
+        step_table.compile_ahead(sizes, dtype, bins)
 
-    monkeypatch.setattr("jaxcapture_nb._backends.nnx.parcel.compile_ahead", noting)
+    monkeypatch.setattr("jaxcapture_nb.backends.nnx.parcel.compile_ahead", noting)
     step = nnx.jit(lambda m, x: m(x))
     x = jnp.ones((2, 4))
     model = Stack([4, 8, 8], nnx.Rngs(0))
@@ -231,11 +232,11 @@ def test_the_summary_program_of_a_new_table_size_compiles_in_the_background():
     model = Stack([5, 3000, 3000], nnx.Rngs(0))  # a table size no other test makes
     step = nnx.jit(lambda m, x: m(x))
     rows, _ = table_size([9 * 3000] * 2)
-    assert not any(key[0][0] == rows for key in _step_table._compiles)
+    assert not any(key[0][0] == rows for key in step_table._compiles)
     with watch(model, display=False) as w:
         step(model, jnp.ones((9, 5)))
-    (key,) = [key for key in _step_table._compiles if key[0][0] == rows]
-    assert not _step_table._compiles[key].is_alive()  # waited for before the summaries were made
+    (key,) = [key for key in step_table._compiles if key[0][0] == rows]
+    assert not step_table._compiles[key].is_alive()  # waited for before the summaries were made
     assert all(s.size == 1 for s in w.stream.series.values())
 
 
@@ -253,7 +254,7 @@ def test_a_first_quick_program_built_for_speed_is_replaced_by_its_optimized_buil
     builds_done()  # earlier tests' builds would land in the tables made below
     monkeypatch.setenv("JAXCAPTURE_NB_CACHE_DIR", str(tmp_path))
     for name in ("_programs", "_compiles", "_unoptimized"):
-        monkeypatch.setattr(_step_table, name, {})
+        monkeypatch.setattr(step_table, name, {})
     model = Stack([4, 8, 8], nnx.Rngs(0))
     step = nnx.jit(lambda m, x: m(x))
 
@@ -264,19 +265,19 @@ def test_a_first_quick_program_built_for_speed_is_replaced_by_its_optimized_buil
         return [r.summary.stats for r in cap.records]
 
     first = captured()
-    ((key, quick),) = _step_table._programs.items()
+    ((key, quick),) = step_table._programs.items()
     assert len(list(tmp_path.iterdir())) == 1  # the first result shares the processor with no build
     np.testing.assert_array_equal(captured(), first)
-    assert not _step_table._unoptimized  # the second use built the optimized program
-    optimized = _step_table._programs[key]
+    assert not step_table._unoptimized  # the second use built the optimized program
+    optimized = step_table._programs[key]
     assert optimized is not quick and len(list(tmp_path.iterdir())) == 2  # both builds kept
     np.testing.assert_array_equal(captured(), first)
-    assert _step_table._programs[key] is optimized
+    assert step_table._programs[key] is optimized
     # A new process (here: no program in memory) loads the optimized build and builds nothing.
-    monkeypatch.setattr(_step_table, "_programs", {})
-    monkeypatch.setattr(_step_table, "_compiles", {})
+    monkeypatch.setattr(step_table, "_programs", {})
+    monkeypatch.setattr(step_table, "_compiles", {})
     np.testing.assert_array_equal(captured(), first)
-    assert not _step_table._unoptimized
+    assert not step_table._unoptimized
 
 
 @pytest.mark.parametrize(
@@ -297,7 +298,7 @@ def test_the_quick_program_marks_only_tables_that_need_the_careful_pass_and_agre
         arrays.append(jnp.asarray(odd))
     table, layout = padded_table(arrays), device_layout(tuple(a.size for a in arrays))
     # The quick program as a first capture compiles it, without LLVM's optimizations.
-    quick_program = _step_table.summary_program(table.shape, layout, table.dtype, 16, careful=False)
+    quick_program = step_table.summary_program(table.shape, layout, table.dtype, 16, careful=False)
     quick = np.asarray(quick_program(table, layout))
     np.testing.assert_array_equal(quick, packed_rows(table, layout, bins=16, careful=False))
     careful = np.asarray(packed_rows(table, layout, bins=16))
@@ -310,8 +311,8 @@ def test_a_table_the_quick_program_marks_is_summarized_again_by_the_careful_one(
     """A first capture compiles only the quick program; a NaN brings in the careful one, once."""
 
     monkeypatch.setenv("JAXCAPTURE_NB_CACHE_DIR", str(tmp_path))  # nothing kept from other runs
-    monkeypatch.setattr(_step_table, "_programs", {})
-    monkeypatch.setattr(_step_table, "_compiles", {})
+    monkeypatch.setattr(step_table, "_programs", {})
+    monkeypatch.setattr(step_table, "_compiles", {})
     model = Stack([4, 8, 8], nnx.Rngs(0))
     step = nnx.jit(lambda m, x: m(x))
 
@@ -321,7 +322,7 @@ def test_a_table_the_quick_program_marks_is_summarized_again_by_the_careful_one(
         return {r.name: r.summary for r in cap.records}
 
     def programs():
-        return sorted(careful for *_, careful in _step_table._programs)
+        return sorted(careful for *_, careful in step_table._programs)
 
     finite = captured(jnp.ones((2, 4)))
     assert programs() == [False]

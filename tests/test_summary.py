@@ -7,9 +7,9 @@ import pytest
 from flax import nnx
 
 from jaxcapture_nb import Summary, capture, summarize
-from jaxcapture_nb._batch import packed_rows
-from jaxcapture_nb._records import format_table
-from jaxcapture_nb._summary import MAX_BINS, _histogram, packed_row
+from jaxcapture_nb.stats.batch import packed_rows
+from jaxcapture_nb.stats.records import format_table
+from jaxcapture_nb.stats.summary import MAX_BINS, bin_counts, packed_row
 
 
 def reference(x: np.ndarray, summary: Summary) -> None:
@@ -139,7 +139,7 @@ def test_histogram_counts_stay_exact_when_the_scatter_sums_wrap():
     # million times holds a multiple of its code far past 2**31.
     rng = np.random.default_rng(0)
     index = np.where(rng.random(3_000_001) < 0.9, 66, rng.integers(0, 68, 3_000_001)).astype(np.int32)
-    counts = jax.jit(_histogram, static_argnums=1)(jnp.asarray(index), 68)
+    counts = jax.jit(bin_counts, static_argnums=1)(jnp.asarray(index), 68)
     np.testing.assert_array_equal(np.asarray(counts), np.bincount(index, minlength=68))
 
 

@@ -21,8 +21,8 @@ from models import PerturbedMLP
 from training import watched_training
 
 from jaxcapture_nb import JaxCaptureWarning, open_run, summarize, watch
-from jaxcapture_nb._runs import even_counts
-from jaxcapture_nb._tensorboard import LogWriter, histogram_edges, site_tag
+from jaxcapture_nb.runs.saved import even_counts
+from jaxcapture_nb.runs.tensorboard.writer import LogWriter, histogram_edges, site_tag
 
 pytest.importorskip("tensorboardX")
 pytest.importorskip("tensorboard")

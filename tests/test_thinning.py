@@ -6,15 +6,15 @@ import pathlib
 import numpy as np
 import pytest
 
-from jaxcapture_nb import _event_scan
-from jaxcapture_nb._event_reader import read_file
-from jaxcapture_nb._row_grid import kept_appends
-from jaxcapture_nb._stream import SiteSeries
-from jaxcapture_nb._thinning import stride_bound
+from jaxcapture_nb.runs.row_grid import kept_appends
+from jaxcapture_nb.runs.stream import SiteSeries
+from jaxcapture_nb.runs.tensorboard import event_scan
+from jaxcapture_nb.runs.tensorboard.reader import read_file
+from jaxcapture_nb.runs.tensorboard.thinning import stride_bound
 
 pytest.importorskip("tensorboard")
-from jaxcapture_nb._runs import read_log  # noqa: E402
-from jaxcapture_nb._tensorboard import LogWriter  # noqa: E402
+from jaxcapture_nb.runs.saved import read_log  # noqa: E402
+from jaxcapture_nb.runs.tensorboard.writer import LogWriter  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ def rows(stream) -> dict:
 def test_a_thinned_log_opens_as_the_whole_log_does(tmp_path, monkeypatch):
     write(tmp_path / "run", steps=3000)
     (path,) = (tmp_path / "run").iterdir()
-    monkeypatch.setattr(_event_scan, "WINDOW", 20_000)  # many windows
+    monkeypatch.setattr(event_scan, "WINDOW", 20_000)  # many windows
     thinned = read_file(path, [], keep=16)
     assert all(found.ordinals is not None for found in thinned.scalars.values())
     assert max(len(found.steps) for found in thinned.scalars.values()) <= 4 * 16 + 1
@@ -71,10 +71,8 @@ def test_a_thinned_log_opens_as_the_whole_log_does(tmp_path, monkeypatch):
         thinned.scalars["loss"].count == 3000 and thinned.scalars["loss"].first_step(nonfinite=True) == 1001
     )
     opened = read_log(tmp_path / "run", keep_steps=16)
-    scan_file = _event_scan.scan_file
-    monkeypatch.setattr(
-        _event_scan, "scan_file", lambda data, window=None, keep=None: scan_file(data, window)
-    )
+    scan_file = event_scan.scan_file
+    monkeypatch.setattr(event_scan, "scan_file", lambda data, window=None, keep=None: scan_file(data, window))
     whole = read_log(tmp_path / "run", keep_steps=16)
     assert rows(opened) == rows(whole)
     assert opened.first_nonfinite == whole.first_nonfinite == ("blocks.1.residual", 300)

@@ -358,7 +358,7 @@ def test_with_gradients_recorded_each_compiled_call_moves_the_step_on_as_it_retu
     """
     from models import PerturbedMLP
 
-    from jaxcapture_nb._clock import StepClock
+    from jaxcapture_nb.core.clock import StepClock
 
     returned = []
     call = StepClock.call

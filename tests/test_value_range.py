@@ -7,9 +7,9 @@ import pytest
 from flax import nnx
 
 from jaxcapture_nb import capture, summarize
-from jaxcapture_nb._widgets import payload, value_range
-from jaxcapture_nb._widgets.fills import FAR, Fill, find_fills, may_hold_fill, near_limit
-from jaxcapture_nb._widgets.value_range import compute_range
+from jaxcapture_nb.views import payload, value_range
+from jaxcapture_nb.views.fills import FAR, Fill, find_fills, may_hold_fill, near_limit
+from jaxcapture_nb.views.value_range import compute_range
 
 BINS = 64
 

@@ -15,9 +15,9 @@ from flax import nnx
 from models import Block, PerturbedMLP, Stack
 
 from jaxcapture_nb import Gradient, JaxCaptureWarning, NonFiniteError, capture, summarize, watch
-from jaxcapture_nb._stream import SiteSeries, Stream, row_stats
-from jaxcapture_nb._summary import packed_summary, unpack_summary
-from jaxcapture_nb._watch import PUBLISH_SECONDS
+from jaxcapture_nb.runs.stream import SiteSeries, Stream, row_stats
+from jaxcapture_nb.runs.watch import PUBLISH_SECONDS
+from jaxcapture_nb.stats.summary import packed_summary, unpack_summary
 
 
 def loss_fn(model, x, y):
@@ -70,7 +70,7 @@ def test_an_unchanged_jitted_step_is_traced_once_and_streams_every_call(setup):
 def test_the_loop_hands_rows_over_without_reading_them(setup, monkeypatch):
     model, optimizer, x, y = setup
     step = make_step([])
-    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 3600.0)  # no background reads
+    monkeypatch.setattr("jaxcapture_nb.runs.watch.PUBLISH_SECONDS", 3600.0)  # no background reads
     with watch(model, display=False) as w:
         for _ in range(5):
             step(model, optimizer, x, y)
@@ -99,7 +99,7 @@ def slow_matmuls(x, iterations=300):
 
 
 def test_the_background_settle_records_finished_steps_in_order_and_leaves_the_rest(monkeypatch):
-    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 3600.0)  # settled by hand here
+    monkeypatch.setattr("jaxcapture_nb.runs.watch.PUBLISH_SECONDS", 3600.0)  # settled by hand here
     x = jax.random.normal(jax.random.key(0), (512, 512))
     slow = jax.jit(lambda x: summarize(slow_matmuls(x), bins=16))
     jax.block_until_ready(slow(x))  # compiled
@@ -119,7 +119,7 @@ def test_the_background_settle_records_finished_steps_in_order_and_leaves_the_re
 
 
 def test_rows_of_a_step_still_running_wait_for_a_later_settle(monkeypatch):
-    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 3600.0)
+    monkeypatch.setattr("jaxcapture_nb.runs.watch.PUBLISH_SECONDS", 3600.0)
 
     class Slow(nnx.Module):
         def __call__(self, x, iterations):
@@ -147,9 +147,9 @@ def test_a_settle_that_does_not_wait_leaves_the_summaries_it_starts_for_the_next
     # A loop that publishes settles between its own steps: waiting for a
     # summary queued behind the step just dispatched would cost it that step.
     # Here every summary takes a second of device work.
-    from jaxcapture_nb._step_table import StepTable
+    from jaxcapture_nb.stats.step_table import StepTable
 
-    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 3600.0)
+    monkeypatch.setattr("jaxcapture_nb.runs.watch.PUBLISH_SECONDS", 3600.0)
     packed, busy = StepTable.packed, jax.random.normal(jax.random.key(0), (512, 512))
 
     def slow_packed(self, bins, layout=None):
@@ -178,8 +178,8 @@ def summarized_calls(monkeypatch):
     A recorded step's summaries may be made later, as the stream settles,
     so each is matched to its call by the table it summarizes.
     """
-    from jaxcapture_nb._step_table import StepTable
-    from jaxcapture_nb._stream import Stream
+    from jaxcapture_nb.runs.stream import Stream
+    from jaxcapture_nb.stats.step_table import StepTable
 
     calls: list[bool] = []
     call_of: dict[int, int] = {}
@@ -223,7 +223,7 @@ def test_every_records_one_step_in_n_and_summarizes_only_those(setup, monkeypatc
 
 
 def test_a_step_summarizes_all_its_sites_in_one_batch(setup, monkeypatch):
-    from jaxcapture_nb._backends.nnx import levels
+    from jaxcapture_nb.backends.nnx import levels
 
     model, optimizer, x, y = setup
     batches = []
@@ -532,7 +532,7 @@ def test_updates_after_the_first_seconds_carry_only_new_rows(setup, monkeypatch)
     model, optimizer, x, y = setup
     step = make_step([])
     # This test publishes by hand: keep the background publisher asleep.
-    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 3600.0)
+    monkeypatch.setattr("jaxcapture_nb.runs.watch.PUBLISH_SECONDS", 3600.0)
     with watch(model, display=False) as w:
         view = w.view
         view._created -= 60  # past the start-up window of base updates
@@ -586,9 +586,9 @@ def test_device_work_starts_on_the_loops_thread_and_the_background_thread_only_f
     # would start at a different moment on each process, and the run hangs.
     import threading
 
-    import jaxcapture_nb._stream as stream_module
+    import jaxcapture_nb.runs.stream as stream_module
 
-    monkeypatch.setattr("jaxcapture_nb._watch.PUBLISH_SECONDS", 0.01)
+    monkeypatch.setattr("jaxcapture_nb.runs.watch.PUBLISH_SECONDS", 0.01)
     threads = []
     packed_row = stream_module.packed_row
 
@@ -641,7 +641,7 @@ def test_loop_publishing_sends_updates_from_the_loops_thread_without_a_backgroun
 
 
 def test_auto_publishing_uses_the_loop_in_colab_and_a_thread_elsewhere(monkeypatch):
-    from jaxcapture_nb._watch import publishing_thread
+    from jaxcapture_nb.runs.watch import publishing_thread
 
     assert publishing_thread("auto") == "thread"
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))

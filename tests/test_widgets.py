@@ -10,8 +10,8 @@ from lab import THOUSAND_SITES
 from matplotlib.figure import Figure
 
 from jaxcapture_nb import CaptureView, capture
-from jaxcapture_nb._records import site_label, site_name
-from jaxcapture_nb._widgets import payload
+from jaxcapture_nb.stats.records import site_label, site_name
+from jaxcapture_nb.views import payload
 
 
 class Wide(nnx.Module):
@@ -238,8 +238,8 @@ def test_live_view_points_at_the_site_and_step_of_the_first_nonfinite_value():
 
 
 def test_live_view_before_any_step_has_no_sites_rows_or_rate():
-    from jaxcapture_nb._stream import Stream
-    from jaxcapture_nb._widgets.live_view import LiveView
+    from jaxcapture_nb.runs.stream import Stream
+    from jaxcapture_nb.views.live_view import LiveView
 
     view = LiveView(Stream(bins=16, include=None, every=1, keep_steps=8, grads=False))
     view.publish()

@@ -15,20 +15,21 @@ import re
 import anywidget
 import pytest
 
-import jaxcapture_nb._widgets
-from jaxcapture_nb._widgets import front_end, wire
-from jaxcapture_nb._widgets.base import FrontEndWidget
-from jaxcapture_nb._widgets.live_view import _update_message
-from jaxcapture_nb._widgets.mode_panel import ModePanel
-from jaxcapture_nb._widgets.patching_view import PatchingView
+import jaxcapture_nb.views
+from jaxcapture_nb.core import wire
+from jaxcapture_nb.views import front_end
+from jaxcapture_nb.views.base import FrontEndWidget
+from jaxcapture_nb.views.live_view import _update_message
+from jaxcapture_nb.views.mode_panel import ModePanel
+from jaxcapture_nb.views.patching_view import PatchingView
 
 JS = pathlib.Path(__file__).resolve().parent.parent / "js"
 
 
 def widget_classes() -> list[type[FrontEndWidget]]:
     """Every widget the package defines: a new one is checked here without being listed."""
-    for found in pkgutil.iter_modules(jaxcapture_nb._widgets.__path__):
-        importlib.import_module(f"jaxcapture_nb._widgets.{found.name}")
+    for found in pkgutil.iter_modules(jaxcapture_nb.views.__path__):
+        importlib.import_module(f"jaxcapture_nb.views.{found.name}")
     return sorted(FrontEndWidget.__subclasses__(), key=lambda w: w.__name__)
 
 

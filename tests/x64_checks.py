@@ -369,7 +369,7 @@ def check_watch_streams_a_jitted_float64_train_step():
     from flax import nnx
 
     from jaxcapture_nb import watch
-    from jaxcapture_nb._widgets.live_view import LiveView
+    from jaxcapture_nb.views.live_view import LiveView
 
     model = float64_mlp()
     optimizer = nnx.Optimizer(model, optax.sgd(1e-2), wrt=nnx.Param)
@@ -444,7 +444,7 @@ def check_compare_modes_on_a_float64_model():
     from flax import nnx
 
     from jaxcapture_nb import compare_modes
-    from jaxcapture_nb._widgets.compare_view import CompareView
+    from jaxcapture_nb.views.compare_view import CompareView
 
     class Float64NormDropout(nnx.Module):
         def __init__(self, rngs):
@@ -481,7 +481,7 @@ def check_capture_view_payload_keeps_float64_and_int64_values():
     from flax import nnx
 
     from jaxcapture_nb import capture
-    from jaxcapture_nb._widgets import payload
+    from jaxcapture_nb.views import payload
 
     class Wide(nnx.Module):
         def __call__(self, x):

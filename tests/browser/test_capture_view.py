@@ -12,7 +12,7 @@ import pytest
 from lab import THOUSAND_SITES, open_and_run
 from page_checks import DARK, LIGHT, blank_canvas, low_contrast_text, screenshot, set_theme
 
-from jaxcapture_nb import _schema
+from jaxcapture_nb.stats import schema
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -182,13 +182,13 @@ def test_rows_name_outputs_escape_names_and_hint_before_selection(net):
     heads = page.eval_on_selector_all(
         ".jcnb-head .jcnb-cell", "cells => cells.map(c => [c.dataset.key, c.textContent])"
     )
-    stats = [[s.key, s.label] for s in _schema.table_stats()]
+    stats = [[s.key, s.label] for s in schema.table_stats()]
     own = [[key, key] for key in ("path", "name", "call", "shape", "dtype")]
     assert heads == [*own, *stats, ["nonfinite", "NaN/Inf"], ["hist", "histogram"]]
     assert ["zero_pct", "zeros %"] in heads
     # The data colours are the schema's, set on the widget's root.
     series = page.eval_on_selector(".jcnb-root", "r => getComputedStyle(r).getPropertyValue('--jcnb-series')")
-    assert series.strip() == _schema.SERIES_COLOUR
+    assert series.strip() == schema.SERIES_COLOUR
     same = page.get_attribute(".jcnb-body-row [data-same-as]", "title")
     assert "recorded as __call__" in same and "same values as head (output)" in same
     assert "recorded as conv.__call__" in page.get_attribute(
@@ -515,8 +515,8 @@ def test_numbers_fit_their_columns_and_give_their_full_value_on_hover(transforme
         page.set_viewport_size({"width": width, "height": 1000})
         page.wait_for_function(f"() => window.innerWidth === {width}")
         rows = every_row(page)
-        numbers = {s.key: s.label for s in _schema.table_stats() if s.format == "number"}
-        counts = {"call", "nonfinite", *(s.key for s in _schema.table_stats())}
+        numbers = {s.key: s.label for s in schema.table_stats() if s.format == "number"}
+        counts = {"call", "nonfinite", *(s.key for s in schema.table_stats())}
         seen = set()
         for cells in rows.values():
             for key, text, title, cut in cells:
@@ -753,19 +753,20 @@ def test_tuple_outputs_show_as_leaf_rows_and_masked_logits_draw_their_mask(open_
 
 
 # Statistics added in Python before the capture, each one entry of
-# _schema.STATS: one derived from the others, one computed on the device.
+# schema.STATS: one derived from the others, one computed on the device.
 ABSMAX = """
 import jax.numpy as jnp
 from flax import nnx
-from jaxcapture_nb import _schema, capture
+from jaxcapture_nb.stats import schema
+from jaxcapture_nb import capture
 
-_schema.STATS = (
-    *_schema.STATS,
-    _schema.Stat(
+schema.STATS = (
+    *schema.STATS,
+    schema.Stat(
         "absmax", "largest |x|", "absmax", column=True,
         derive=lambda st: max(abs(st["min"]), abs(st["max"])),
     ),
-    _schema.Stat(
+    schema.Stat(
         "big_pct", "|x| > 1 %", "|x|>1%", "percent", column=True,
         reduce=lambda v: 100.0 * (jnp.abs(v) > 1),
     ),
@@ -805,7 +806,7 @@ def test_a_statistic_added_in_python_is_a_column_with_its_label_and_value(open_n
     ).scroll_into_view_if_needed()
     page.wait_for_selector(".jcnb-body-row")
     head = page.eval_on_selector_all(".jcnb-head span[data-key]", "cs => cs.map(c => c.dataset.key)")
-    stats = [s.key for s in _schema.table_stats()]
+    stats = [s.key for s in schema.table_stats()]
     assert head[head.index("mean") : head.index("mean") + len(stats) + 2] == [*stats, "absmax", "big_pct"]
     assert page.text_content(".jcnb-head span[data-key=absmax]") == "largest |x|"
     assert page.text_content(".jcnb-head span[data-key=big_pct]") == "|x| > 1 %"

@@ -12,7 +12,7 @@ from test_live_view import SETUP
 FIRST_ROW = """
 import os, time
 from IPython.display import display
-from jaxcapture_nb._widgets import live_view
+from jaxcapture_nb.views import live_view
 
 live_view.BASE_SECONDS = 0.0
 with watch(model, every=50, total=120) as w:

@@ -9,7 +9,7 @@ import time
 import jax.numpy as jnp
 from flax import nnx
 from jaxcapture_nb import watch
-from jaxcapture_nb._widgets import live_view
+from jaxcapture_nb.views import live_view
 
 live_view.BEAT_SECONDS, live_view.SILENCE_SECONDS = 0.2, 2.0
 

@@ -336,15 +336,16 @@ def test_a_diverging_run_shows_its_scale_and_opens_at_the_first_nonfinite_step(o
 # the view takes each from the schema the kernel sends.
 SCHEMA_CHANGED = """
 import jax.numpy as jnp
-from jaxcapture_nb import _schema, summarize, watch
+from jaxcapture_nb.stats import schema
+from jaxcapture_nb import summarize, watch
 
-absmax = _schema.Stat(
+absmax = schema.Stat(
     "absmax", "largest |x|", "absmax", column=True, derive=lambda st: max(abs(st["min"]), abs(st["max"]))
 )
-average = _schema.Stat("mean", "average", "mean", column=True)
-_schema.STATS = (*(average if s.key == "mean" else s for s in _schema.STATS), absmax)
-_schema.PERCENTILES = (0, 10, 50, 90, 100)
-_schema.BANDS = ((10, 90, 0.3),)
+average = schema.Stat("mean", "average", "mean", column=True)
+schema.STATS = (*(average if s.key == "mean" else s for s in schema.STATS), absmax)
+schema.PERCENTILES = (0, 10, 50, 90, 100)
+schema.BANDS = ((10, 90, 0.3),)
 with watch(bins=16) as w:
     for step in range(4):
         w.update(step, {"values": summarize(jnp.linspace(-3.0 - step, 2.0, 40), bins=16)})
@@ -359,7 +360,7 @@ def test_the_view_takes_its_statistics_bands_and_labels_from_the_schema(open_not
     colour = page.evaluate(
         f"() => getComputedStyle(document.querySelector('{ROOT}')).getPropertyValue('--jcnb-series')"
     )
-    assert colour.strip() == "#4c8ed9"  # _schema.SERIES_COLOUR
+    assert colour.strip() == "#4c8ed9"  # schema.SERIES_COLOUR
 
     # The traces keep their statistics and take the schema's labels.
     labels = page.eval_on_selector_all(".jcnb-live-trace-label", "ls => ls.map(l => l.textContent)")

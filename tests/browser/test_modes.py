@@ -287,11 +287,11 @@ def test_the_saved_panel_reads_left_aligned_and_both_widgets_read_in_light_and_d
 
 # A statistic added in Python, before the widgets are made.
 ABSMAX = """
-from jaxcapture_nb import _schema
+from jaxcapture_nb.stats import schema
 
-_schema.STATS = (
-    *_schema.STATS,
-    _schema.Stat(
+schema.STATS = (
+    *schema.STATS,
+    schema.Stat(
         "absmax", "largest |x|", "absmax", column=True, compact=True,
         derive=lambda st: max(abs(st["min"]), abs(st["max"])),
     ),
@@ -313,7 +313,7 @@ def test_a_statistic_added_in_python_is_a_column_of_both_comparison_tables(open_
     page = open_notebook("modes_absmax.ipynb", [SETUP, ABSMAX, PANEL])
     page.wait_for_selector(ALONE, timeout=180_000)
     columns = run_in_kernel(
-        page, "for s in _schema.table_stats():\n    if s.compact: print(s.key, s.label, sep='=')"
+        page, "for s in schema.table_stats():\n    if s.compact: print(s.key, s.label, sep='=')"
     )
     columns = [column.split("=", 1) for column in columns.splitlines()]
     assert columns[-1] == ["absmax", "largest |x|"] and ["zero_pct", "zeros %"] in columns
@@ -328,9 +328,9 @@ def test_a_statistic_added_in_python_is_a_column_of_both_comparison_tables(open_
     )
     kernel = run_in_kernel(
         page,
-        "k = _schema.compare_columns().index('absmax')\n"
+        "k = schema.compare_columns().index('absmax')\n"
         "site = next(s for s in comparison.sites if s.site == 'dropout.__call__')\n"
-        "print(*(_schema.number_text(v) for v in site.stats[:, k]))",
+        "print(*(schema.number_text(v) for v in site.stats[:, k]))",
     ).split()
     assert [title for _, title in cells] == [
         f"largest |x| in {mode}: {v}" for mode, v in zip(("train", "eval"), kernel, strict=True)
@@ -349,7 +349,7 @@ def test_a_statistic_added_in_python_is_a_column_of_both_comparison_tables(open_
                   ...[...el.querySelectorAll('.jcnb-cmp-legend .jcnb-cmp-mode')].map(
                       m => m.style.getPropertyValue('--jcnb-mode'))]""",
     )
-    kernel = run_in_kernel(page, "print(_schema.SERIES_COLOUR, *_schema.MODE_COLOURS[:2])")
+    kernel = run_in_kernel(page, "print(schema.SERIES_COLOUR, *schema.MODE_COLOURS[:2])")
     assert colours == kernel.split()
 
     # The panel's comparison has the column too.

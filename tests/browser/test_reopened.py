@@ -1,7 +1,7 @@
 """A notebook saved in JupyterLab or Notebook 7 and opened again shows each view's last picture.
 
 The live widgets die with the kernel; the saved file keeps their pictures
-(see jaxcapture_nb/_server_extension.py). Each test runs a notebook with a
+(see jaxcapture_nb/jupyter/server_extension.py). Each test runs a notebook with a
 CaptureView and a LiveView, saves it from the browser, and opens it again
 twice: once with its kernel shut down, once with a new kernel. Re-running
 the cells brings the live widgets back.

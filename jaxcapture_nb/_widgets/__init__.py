@@ -1,1 +1,0 @@
-"""Notebook views of a capture: the interactive widget and its static fallback."""

@@ -1,0 +1,1 @@
+"""How values leave Flax: one module per Flax API hooked (see README.md here)."""

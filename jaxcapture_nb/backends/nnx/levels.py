@@ -1,0 +1,135 @@
+"""Level: what one running trace has collected for a capture, and how it leaves.
+
+Every value sowed inside a trace must leave it, and only the trace's own
+outputs can carry it. A level knows the way out of its trace:
+
+* ``"root"``: the model's exit (see ``exits``) came into the trace with
+  the model, through ``nnx.jit``, ``jax.jit`` over its state or any Flax
+  transform, and goes out with it; the level's values leave inside it as
+  one parcel. Under a loop or a branch, whose output must keep the
+  structure of its input, the parcel leaves by host callback instead.
+* ``"lazy"``: only a submodule came into the trace (``nnx.scan`` over
+  stacked layers, ``nnx.remat`` of one block): the first module that sows
+  takes an exit of its own, which the Flax transform carries out to the
+  level around it as it carries any new Variable (stacked by ``scan``),
+  where it is taken apart again. The model never holds it.
+* ``"callback"``: neither: each value leaves by host callback.
+
+Values sowed under ``grad`` or ``vmap``, which stage nothing, are taken
+out to the trace around them first (see ``jax_internals.lifted``), so they need
+no way of their own.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import jax
+
+from jaxcapture_nb.backends.nnx.parcel import Entry, Parcel, pack
+from jaxcapture_nb.core.protocols import SiteRecorder
+from jaxcapture_nb.upstream.jax_internals import BRANCHES, LOOPS, traced_for
+
+ROOT, LAZY, CALLBACK = "root", "lazy", "callback"
+
+_serials = itertools.count(1)
+
+
+class Level:
+    """The values a capture collected in one staged trace.
+
+    Attributes:
+      trace: the JAX trace.
+      kind: ``"loop"`` (a loop body: its outputs keep their inputs'
+        structure), ``"branch"`` (a ``cond``/``switch`` branch, likewise),
+        or ``"staged"``.
+      way: how its values leave: ROOT, LAZY, CALLBACK, or None until the
+        first value decides.
+      step: the step number the trace runs in (a tracer usable here), or None.
+      gate: whether that step is recorded (a traced bool), or None to summarize always.
+      counts: values each site sowed here so far: the next one's index.
+      sowed: whether anything was sowed here or below (a parcel, or a callback).
+      scanned: whether the model's exit went through a loop of training steps below.
+      trained: whether the model was differentiated here or below: the call is a
+        training step, not an evaluation (see ``jax_internals.differentiated``).
+      serial: names the level in the parcels it packs.
+      around: the serials of this level and of the levels around it: a parcel
+        packed by one of them that comes back here only passed through.
+    """
+
+    def __init__(self, trace: Any, step: Any, gate: Any, outer: frozenset[int] = frozenset()):
+        self.trace = trace
+        self.serial = next(_serials)
+        self.around = outer | {self.serial}
+        made_for = traced_for(trace) or ""
+        self.kind = "loop" if made_for in LOOPS else "branch" if made_for in BRANCHES else "staged"
+        # Set by the capture: no staged trace is around this one, and it is
+        # not a Flax transform's (see NnxCapture.level).
+        self.outermost_jit = False
+        self.way: str | None = None
+        self.step, self.gate = step, gate
+        self.own_step = False  # whether ``step`` is the model's own here, not one from around
+        self.step_leaf: Any = None  # the exit's step leaf ``step`` was read from (one lane per member)
+        self.next_step: Any = None  # in a loop that carries the model: the step its next pass has
+        self.fresh: dict[int, Any] = {}  # copies of the step this level handed out (see exits.fresh)
+        self.counts: dict[tuple[Any, ...], int] = {}
+        self.entries: list[Entry] = []
+        self.parcels: list[Parcel] = []
+        self.sowed = False
+        self.scanned = False
+        self.trained = False
+        self._version = 0
+        self._packed: tuple[int, Parcel] | None = None
+        self._absorbed: list[Any] = []  # the first array of each parcel taken
+        self.flushed = 0  # the version last sent by callback
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def place(self, key: tuple[Any, ...]) -> int:
+        """The index of the next value of site ``key`` here (0 for its first), counted."""
+        index = self.counts.get(key, 0)
+        self.counts[key] = index + 1
+        return index
+
+    def add(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        self.sowed = True
+        self._version += 1
+
+    def absorb(self, parcel: Parcel) -> None:
+        """Takes a parcel that came out of a trace inside this one; its values are numbered after this trace's.
+
+        JAX and Flax may rebuild a transform's outputs more than once: a
+        parcel already taken (the same arrays) is taken once.
+        """
+        leaves = jax.tree.leaves(parcel)
+        if not leaves or any(leaves[0] is taken for taken in self._absorbed):
+            return
+        self._absorbed.append(leaves[0])
+        self.parcels.append(parcel.renumbered(self.counts))
+        self.sowed = True
+        self._version += 1
+
+    def parcel(self, recorder: SiteRecorder) -> Parcel:
+        """Everything collected here, packed once per change (a trace may flatten its exit several times)."""
+        if self._packed is None or self._packed[0] != self._version:
+            packed = pack(self.entries, recorder, self.gate)
+            for parcel in self.parcels:
+                packed = packed + parcel
+            self._packed = (self._version, packed)
+        return self._packed[1]
+
+    def take_unsent(self, recorder: SiteRecorder) -> Parcel | None:
+        """What a callback has not sent yet, packed; marks it sent. None if nothing is new."""
+        if self.flushed == self._version:
+            return None
+        parcel = self.parcel(recorder)
+        self.flushed = self._version
+        self.entries, self.parcels = [], []
+        self._packed = None
+        self._version += 1
+        self.flushed = self._version
+        return parcel

@@ -1,0 +1,1 @@
+"""capture(): recording what a model sows in one block."""

@@ -1,0 +1,1 @@
+"""What every other package builds on: names, the step clock, warnings, the host, protocols and the wire's messages."""

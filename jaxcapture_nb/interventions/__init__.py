@@ -1,0 +1,1 @@
+"""Interventions: patching, ablation, steering and patching sweeps."""

@@ -1,0 +1,479 @@
+"""Activation patching over many sites and positions as one compiled program, and its first-order estimate.
+
+:func:`patching_sweep` patches, for every site (and position), the clean
+run's value into the corrupted run and evaluates a metric. The patches of
+a site differ only in the position they replace, so they are one run
+``vmap``-ped over the position (``jax.lax.map`` in chunks, to bound
+memory), and the sites' runs are one program: one compile for the whole
+sweep, where a Python loop would dispatch one patched forward pass per
+patch. What the model computes before a site does not depend on the
+position, so ``vmap`` leaves it unbatched: it is computed once per site.
+
+:func:`attribution_patching` estimates the same effects from one forward
+and one backward pass: ``(clean - corrupted) . d metric / d value`` at each
+site, summed over every axis but the position's.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import os
+import pathlib
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+from jaxcapture_nb.core import display
+from jaxcapture_nb.core.names import shown_name
+from jaxcapture_nb.interventions.patch import Replacement, patch
+from jaxcapture_nb.upstream import flax_internals
+
+
+class PatchingResult:
+    """The effect on a metric of patching each site (rows) at each position (columns).
+
+    Attributes:
+      sites: the patched sites, in the order the model reaches them (sites
+        it did not reach last, in the order given).
+      positions: the patched positions, or None where each site was patched whole.
+      effect: ``[sites, positions]`` (``[sites, 1]`` when whole), the metric of each patched run.
+      clean, corrupted: the metric of the clean and of the corrupted run.
+      method: ``"exact"`` (:func:`patching_sweep`) or ``"attribution"`` (:func:`attribution_patching`).
+      readouts: ``[sites, positions, k]``, the ``readout`` of each patched
+        run where :func:`patching_sweep` was given one, else None.
+      clean_readout, corrupted_readout: ``[k]``, the readout of the clean and
+        of the corrupted run, or None.
+      readout_labels: a label per readout entry (``"0"``, ``"1"``, ... unless given).
+      position_labels: a label per position (its token, say), or [] where none were given.
+      metric_name: the metric function's name (``"logit_difference"``), or
+        ``"the metric"`` for a lambda.
+    """
+
+    def __init__(
+        self,
+        sites,
+        positions,
+        effect,
+        clean,
+        corrupted,
+        method,
+        readouts=None,
+        labels=None,
+        position_labels=None,
+        metric_name="the metric",
+    ):
+        self.sites, self.method, self.metric_name = list(sites), method, metric_name
+        self.positions = None if positions is None else list(positions)
+        self.position_labels = _position_labels(self.positions, position_labels)
+        self.effect = np.asarray(effect, np.float64)
+        self.clean, self.corrupted = float(clean), float(corrupted)
+        self.readouts = self.clean_readout = self.corrupted_readout = None
+        self.readout_labels: list[str] = []
+        if readouts is not None:
+            # the patched runs', the clean run's and the corrupted run's, k values a run
+            patched, clean_run, corrupted_run = (np.asarray(r, np.float64) for r in readouts)
+            k = clean_run.size
+            self.readouts = patched.reshape(*self.effect.shape, k)
+            self.clean_readout, self.corrupted_readout = clean_run.reshape(k), corrupted_run.reshape(k)
+            self.readout_labels = [str(label) for label in (range(k) if labels is None else labels)]
+            if len(self.readout_labels) != k:
+                raise ValueError(f"readout_labels has {len(self.readout_labels)} labels for a readout of {k}")
+
+    @property
+    def recovery(self) -> np.ndarray:
+        """The patched metric normalized: 0 is the corrupted run's, 1 the clean run's."""
+        span = self.clean - self.corrupted
+        return (self.effect - self.corrupted) / (span if span else np.nan)
+
+    @property
+    def recovery_text(self) -> str:
+        """What the numbers are, for titles: ``"recovery"``, or ``"recovery of logit_difference"``."""
+        return "recovery" if self.metric_name == "the metric" else f"recovery of {self.metric_name}"
+
+    def table(self, digits: int = 3) -> str:
+        """The recovery as a plain-text table, one row per site."""
+        columns = ["whole"] if self.positions is None else [str(p) for p in self.positions]
+        if self.position_labels:
+            columns = [f"{p}:{label}" for p, label in zip(columns, self.position_labels, strict=True)]
+        width = max([len("site")] + [len(shown_name(s)) for s in self.sites])
+        head = "site".ljust(width) + "  " + "  ".join(c.rjust(digits + 4) for c in columns)
+        rows = [
+            shown_name(site).ljust(width) + "  " + "  ".join(f"{v:{digits + 4}.{digits}f}" for v in row)
+            for site, row in zip(self.sites, self.recovery, strict=True)
+        ]
+        title = f"{self.method} patching: {self.recovery_text} (0 = corrupted {self.corrupted:.4g}, 1 = clean {self.clean:.4g})"
+        return "\n".join([title, head, *rows])
+
+    def __repr__(self) -> str:
+        return self.table()
+
+    def to_csv(self, path: str | os.PathLike[str] | None = None) -> str:
+        """Every cell as CSV: a row per site and position, with its label, patched metric and recovery.
+
+        The view's CSV button writes the same columns, a block per result shown.
+
+        Args:
+          path: a file to write too; None only returns the text.
+
+        Example:
+          >>> result = PatchingResult(["a"], [0, 1], [[1.0, 2.0]], 2.0, 0.0, "exact", position_labels=["x", "y"])
+          >>> print(result.to_csv(), end="")
+          method,site,position,label,metric,recovery
+          exact,a,0,x,1.0,0.5
+          exact,a,1,y,2.0,1.0
+        """
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["method", "site", "position", "label", "metric", "recovery"])
+        positions = ["whole"] if self.positions is None else self.positions
+        labels = self.position_labels or [""] * len(positions)
+        for s, site in enumerate(self.sites):
+            for p, (position, label) in enumerate(zip(positions, labels, strict=True)):
+                writer.writerow(
+                    [
+                        self.method,
+                        site,
+                        position,
+                        label,
+                        repr(float(self.effect[s, p])),
+                        repr(float(self.recovery[s, p])),
+                    ]
+                )
+        text = out.getvalue()
+        if path is not None:
+            pathlib.Path(path).write_text(text)
+        return text
+
+    def show(self, estimate: PatchingResult | None = None):
+        """The interactive :class:`~jaxcapture_nb.PatchingView`, with ``estimate`` (say, :func:`attribution_patching`'s) beside it."""
+        return display.view_of(self, estimate=estimate)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """A notebook shows a sweep as its view (with the text table, and a saved picture, behind it)."""
+        return self.show()._repr_mimebundle_(**kwargs)
+
+
+def _metric_name(metric: Callable[..., Any]) -> str:
+    """A metric's name for titles: its function's, or ``"the metric"`` for a lambda or a callable object.
+
+    Example:
+      >>> def logit_difference(out): ...
+      >>> _metric_name(logit_difference), _metric_name(lambda out: out)
+      ('logit_difference', 'the metric')
+    """
+    name = getattr(metric, "__name__", "")
+    return name if name.isidentifier() else "the metric"
+
+
+def _position_labels(positions: list[int] | None, labels: Sequence[Any] | None) -> list[str]:
+    """A label per patched position, from labels given per position patched or per position of the input.
+
+    Example:
+      >>> _position_labels([1, 3], ["<s>", "the", "cat", "sat"]), _position_labels([1, 3], ["the", "sat"])
+      (['the', 'sat'], ['the', 'sat'])
+    """
+    if labels is None:
+        return []
+    labels = [str(label) for label in labels]
+    if positions is None:
+        raise ValueError("labels name positions; this sweep patched each site whole: give it positions")
+    if len(labels) == len(positions):
+        return labels
+    if positions and len(labels) > max(positions):
+        return [labels[p] for p in positions]
+    raise ValueError(
+        f"labels has {len(labels)} labels: give one per patched position ({len(positions)}), or one "
+        f"per position of the input (at least {max(positions) + 1})"
+    )
+
+
+def _recorder(store: dict[str, Any], site: str) -> Replacement:
+    def keep(value):
+        store[site] = value
+        return value
+
+    return Replacement(keep)
+
+
+def _run(model: nnx.Module, inputs: Any, forward: Callable, replacements: dict[str, Replacement]) -> Any:
+    with patch(model, replacements), warnings.catch_warnings():
+        # A run that patches nothing (the corrupted run) reaches the model's
+        # perturb calls outside any capture, which Flax warns of on each trace:
+        # the sweep runs them on purpose, and the user did nothing wrong.
+        warnings.filterwarnings("ignore", r"\s*Using 'Module.perturb\(\)' outside", DeprecationWarning)
+        return forward(model, inputs)
+
+
+class _Graph:
+    """A graph definition as a static argument of ``jax.jit``, also where it cannot be hashed.
+
+    A module that keeps a plain (unfrozen) dataclass, as many models keep
+    their config, has a graph definition whose hash raises; such graphs
+    share one hash, and equality tells them apart, so a sweep of the same
+    model structure still reuses its program.
+
+    Example:
+      >>> import dataclasses
+      >>> @dataclasses.dataclass
+      ... class Config:
+      ...     width: int
+      >>> class Net(nnx.Module):
+      ...     def __init__(self):
+      ...         self.config = Config(4)
+      >>> first, second = _Graph(nnx.graphdef(Net())), _Graph(nnx.graphdef(Net()))
+      >>> hash(first) == hash(second) and first == second
+      True
+    """
+
+    __slots__ = ("graphdef", "_hash")
+
+    def __init__(self, graphdef: Any):
+        self.graphdef = graphdef
+        try:
+            self._hash = hash(graphdef)
+        except TypeError:
+            self._hash = hash(type(graphdef))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Graph):
+            return NotImplemented
+        return self.graphdef is other.graphdef or bool(self.graphdef == other.graphdef)
+
+    def merge(self, state: Any) -> nnx.Module:
+        return nnx.merge(self.graphdef, state)
+
+
+def _sites_of(sites: str | Sequence[str]) -> tuple[str, ...]:
+    """The sites to patch as a tuple; one site may be given as its name alone."""
+    return (sites,) if isinstance(sites, str) else tuple(sites)
+
+
+# Each program below is compiled once per model structure, sites, metric and
+# input shapes: a second sweep of the same question reuses it.
+_STATIC = ("graphdef", "sites", "forward", "measures", "positions", "position_axis", "chunk")
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef", "sites", "forward"))
+def _recorded_run(state, inputs, *, graphdef, sites, forward) -> tuple[Any, dict[str, Any], jax.Array]:
+    """The outputs and the sites' values of one run, and the indices in ``sites`` of those reached, in the order reached."""
+    store: dict[str, Any] = {}
+    out = _run(graphdef.merge(state), inputs, forward, {s: _recorder(store, s) for s in sites})
+    # The store fills as the trace reaches each site; the returned dict is
+    # sorted by name, so the order leaves as an array of its own.
+    return out, store, jnp.asarray([sites.index(s) for s in store], jnp.int32)
+
+
+def _model_order(sites: tuple[str, ...], reached: jax.Array) -> list[int]:
+    """Indices of ``sites`` in the order the model reached them, those it did not reach last."""
+    order = [int(i) for i in np.asarray(reached)]
+    return order + [i for i in range(len(sites)) if i not in order]
+
+
+def _check_nnx(model: Any) -> None:
+    if not isinstance(model, nnx.Module):
+        raise TypeError(
+            f"sweeps take a flax.nnx.Module, got {type(model).__name__}: the sweep compiles the model's "
+            "patched runs as one program. For a Linen module, call its apply inside "
+            "`with patch(module, {site: ...})` once per patch"
+        )
+
+
+def _default_forward(model: nnx.Module, inputs: Any) -> Any:
+    return model(inputs)
+
+
+def patching_sweep(
+    model: nnx.Module,
+    clean: Any,
+    corrupted: Any,
+    metric: Callable[[Any], Any],
+    sites: str | Sequence[str],
+    positions: Sequence[int] | None = None,
+    position_axis: int = 1,
+    chunk: int = 16,
+    forward: Callable[[nnx.Module, Any], Any] = _default_forward,
+    readout: Callable[[Any], Any] | None = None,
+    readout_labels: Sequence[str] | None = None,
+    labels: Sequence[Any] | None = None,
+) -> PatchingResult:
+    """Patches each site's clean value into the corrupted run, one site and position at a time, in one compiled program.
+
+    Args:
+      model: an NNX module; it is not changed.
+      clean, corrupted: the two inputs (of one shape), as ``forward`` takes them.
+      metric: ``metric(outputs) -> scalar``, e.g. the logit difference of the right and wrong answers.
+      sites: the sites to patch, named as :func:`patch` names them (one may be given alone).
+      positions: the positions (along ``position_axis`` of each site's
+        value) to patch one at a time; None patches each site whole.
+      position_axis: the axis of a site's value that holds positions (1: ``[batch, tokens, ...]``).
+      chunk: patched runs evaluated together; bounds memory.
+      forward: ``forward(model, inputs) -> outputs``; the model's call by default.
+      readout: ``readout(outputs) -> small array`` kept for every patched run
+        (say, the last position's next-token probabilities), which
+        :class:`~jaxcapture_nb.PatchingView` shows beside the clean and the
+        corrupted run's; None keeps only the metric.
+      readout_labels: a label per readout value (say, the tokens).
+      labels: a label per position (say, the clean input's tokens), for
+        the view and the table: one per patched position, or one per
+        position of the input.
+
+    Returns:
+      A :class:`PatchingResult` with ``effect[site, position]``, its sites in model order.
+    """
+    _check_nnx(model)
+    sites = _sites_of(sites)
+    positions = None if positions is None else tuple(int(p) for p in positions)
+    flax_internals.check()  # before the traces below, whose patches rely on it
+    graphdef, state = nnx.split(model)
+    graphdef = _Graph(graphdef)
+    clean_out, clean_values, reached = _recorded_run(
+        state, clean, graphdef=graphdef, sites=sites, forward=forward
+    )
+    corrupted_out, _, _ = _recorded_run(state, corrupted, graphdef=graphdef, sites=(), forward=forward)
+    measures = (metric,) if readout is None else (metric, readout)
+    measured = _sweep_program(
+        state,
+        corrupted,
+        clean_values,
+        graphdef=graphdef,
+        sites=sites,
+        forward=forward,
+        measures=measures,
+        positions=positions,
+        position_axis=position_axis,
+        chunk=chunk,
+    )
+    order = _model_order(sites, reached)
+    effect = np.asarray(measured[0]).reshape(len(sites), -1)[order]
+    readouts = None
+    if readout is not None:
+        readouts = (np.asarray(measured[1])[order], readout(clean_out), readout(corrupted_out))
+    return PatchingResult(
+        [sites[i] for i in order],
+        positions,
+        effect,
+        metric(clean_out),
+        metric(corrupted_out),
+        "exact",
+        readouts,
+        readout_labels,
+        labels,
+        _metric_name(metric),
+    )
+
+
+@functools.partial(jax.jit, static_argnames=_STATIC)
+def _sweep_program(
+    state, inputs, clean_values, *, graphdef, sites, forward, measures, positions, position_axis, chunk
+):
+    """Each of ``measures`` (the metric, and the readout where given) of every patched run, as ``[sites, positions, ...]``.
+
+    Whole sites (``positions`` None) give ``[sites, 1, ...]``.
+
+    Each site has its own map over positions, so that what the model
+    computes before the site does not depend on the patch and is computed
+    once (``vmap`` batches only what depends on its argument), not once per
+    patch.
+    """
+
+    def patched_run(name, position):
+        def patched(value):
+            if positions is None:
+                return clean_values[name]
+            axis = jnp.arange(value.shape[position_axis]).reshape(
+                [-1 if a == position_axis else 1 for a in range(value.ndim)]
+            )
+            return jnp.where(axis == position, clean_values[name], value)
+
+        out = _run(graphdef.merge(state), inputs, forward, {name: Replacement(patched)})
+        return tuple(jnp.asarray(measure(out)) for measure in measures)
+
+    if positions is None:
+        per_site = [tuple(m[None] for m in patched_run(name, None)) for name in sites]
+    else:
+        places = jnp.asarray(positions, jnp.int32)
+        per_site = [
+            jax.lax.map(functools.partial(patched_run, name), places, batch_size=chunk) for name in sites
+        ]
+    return tuple(jnp.stack(column) for column in zip(*per_site, strict=True))
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef", "sites", "forward", "metric"))
+def _site_gradients(state, inputs, zeros, *, graphdef, sites, forward, metric):
+    """The gradient of the metric with respect to each site's value, at the run on ``inputs``."""
+
+    def shifted_metric(deltas):
+        replacements = {s: Replacement(_shifted, (deltas[s],)) for s in sites}
+        return metric(_run(graphdef.merge(state), inputs, forward, replacements))
+
+    return jax.grad(shifted_metric)(zeros)
+
+
+def _shifted(value, delta):
+    return value + delta
+
+
+def attribution_patching(
+    model: nnx.Module,
+    clean: Any,
+    corrupted: Any,
+    metric: Callable[[Any], Any],
+    sites: str | Sequence[str],
+    positions: Sequence[int] | None = None,
+    position_axis: int = 1,
+    forward: Callable[[nnx.Module, Any], Any] = _default_forward,
+    labels: Sequence[Any] | None = None,
+) -> PatchingResult:
+    """The first-order estimate of :func:`patching_sweep`: ``(clean - corrupted) . gradient`` at each site.
+
+    One forward pass on each input and one backward pass on the corrupted
+    one, whatever the number of sites and positions. Arguments and result
+    as :func:`patching_sweep`'s; its ``effect`` is the corrupted metric plus
+    the estimated change.
+    """
+    _check_nnx(model)
+    sites = _sites_of(sites)
+    flax_internals.check()  # before the traces below, whose patches rely on it
+    graphdef, state = nnx.split(model)
+    graphdef = _Graph(graphdef)
+    clean_out, clean_values, reached = _recorded_run(
+        state, clean, graphdef=graphdef, sites=sites, forward=forward
+    )
+    corrupted_out, corrupted_values, _ = _recorded_run(
+        state, corrupted, graphdef=graphdef, sites=sites, forward=forward
+    )
+    zeros = {s: jnp.zeros_like(corrupted_values[s]) for s in sites}
+    grads = _site_gradients(
+        state, corrupted, zeros, graphdef=graphdef, sites=sites, forward=forward, metric=metric
+    )
+    rows: list[Any] = []
+    for s in sites:
+        change = (clean_values[s] - corrupted_values[s]) * grads[s]
+        if positions is None:
+            rows.append([float(jnp.sum(change))])
+        else:
+            moved = jnp.moveaxis(change, position_axis, 0).reshape(change.shape[position_axis], -1)
+            rows.append(np.asarray(jnp.sum(moved, axis=1))[list(positions)])
+    base = float(metric(corrupted_out))
+    order = _model_order(sites, reached)
+    effect = base + np.asarray(rows)[order]
+    return PatchingResult(
+        [sites[i] for i in order],
+        positions,
+        effect,
+        metric(clean_out),
+        base,
+        "attribution",
+        position_labels=labels,
+        metric_name=_metric_name(metric),
+    )

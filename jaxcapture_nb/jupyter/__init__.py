@@ -1,0 +1,1 @@
+"""Jupyter's side: the cell magic and the server extension that serves saved pictures."""

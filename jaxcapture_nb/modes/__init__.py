@@ -1,0 +1,1 @@
+"""Train and eval modes: views of a model, modes given as call arguments, and comparisons."""

@@ -1,0 +1,1 @@
+"""Summaries computed on the device: statistics, histograms, the step table and its program cache."""
