@@ -17,6 +17,8 @@ from jaxcapture_nb import (
     capture,
     compare_modes,
     mode_panel,
+    register_statistic,
+    remove_statistic,
     summarize,
     watch,
 )
@@ -44,8 +46,22 @@ class LinearDropout(nnx.Module):
 
 
 @pytest.fixture
-def absmax(monkeypatch):
-    monkeypatch.setattr(schema, "STATS", (*schema.STATS, ABSMAX))
+def statistics():
+    """Adds statistics as a user does (register_statistic), and removes them after the test."""
+    added = []
+
+    def add(stat):
+        fields = {f: getattr(stat, f) for f in ("header", "format", "derive", "reduce", "compact")}
+        added.append(register_statistic(stat.key, stat.label, **fields))
+
+    yield add
+    for stat in added:
+        remove_statistic(stat.key)
+
+
+@pytest.fixture
+def absmax(statistics):
+    statistics(ABSMAX)
 
 
 def test_a_statistic_added_to_the_schema_reaches_every_view(absmax):
@@ -98,9 +114,9 @@ def test_the_live_rows_match_the_schema():
     assert LiveView(stream)._stat_columns == list(schema.live_columns())
 
 
-def test_a_derived_statistic_is_a_column_of_the_live_rows(monkeypatch):
+def test_a_derived_statistic_is_a_column_of_the_live_rows(statistics):
     made_before = Stream(bins=16, include=None, every=1, keep_steps=4, grads=False)
-    monkeypatch.setattr(schema, "STATS", (*schema.STATS, ABSMAX))
+    statistics(ABSMAX)
     percentiles = tuple(f"p{q}" for q in schema.PERCENTILES)
     columns = (*schema.LIVE_STAT_KEYS, "absmax", *percentiles)
     assert schema.live_columns() == columns
@@ -124,9 +140,9 @@ def test_a_derived_statistic_is_a_column_of_the_live_rows(monkeypatch):
     assert rows[:, columns.index("absmax")].tolist() == [3.0, 3.0]
 
 
-def test_a_derived_statistic_that_cannot_be_computed_is_nan(monkeypatch):
+def test_a_derived_statistic_that_cannot_be_computed_is_nan(statistics):
     broken = dataclasses.replace(ABSMAX, derive=lambda st: st["missing"])
-    monkeypatch.setattr(schema, "STATS", (*schema.STATS, broken))
+    statistics(broken)
     assert np.isnan(schema.with_derived({})["absmax"])
 
 
@@ -143,7 +159,7 @@ def share_above_one(values) -> float:
     return 100.0 * float(np.mean(np.abs(finite) > 1))
 
 
-def test_a_statistic_reduced_on_the_device_reaches_summaries_views_pictures_and_logs(monkeypatch, tmp_path):
+def test_a_statistic_reduced_on_the_device_reaches_summaries_views_pictures_and_logs(statistics, tmp_path):
     from tensorboard.backend.event_processing import event_accumulator
 
     from jaxcapture_nb import open_run
@@ -152,7 +168,7 @@ def test_a_statistic_reduced_on_the_device_reaches_summaries_views_pictures_and_
 
     values = jnp.array([0.5, -2.0, 3.0, jnp.nan, 0.0, 1.0])
     before = summarize(values)
-    monkeypatch.setattr(schema, "STATS", (*schema.STATS, BIG_PCT))
+    statistics(BIG_PCT)
 
     # summarize: the one-array program compiled before is traced again; a
     # table of small values, a large value summarized alone, a stacked
@@ -218,13 +234,13 @@ class LargeSowingLayer(nnx.Module):
         return h.mean()
 
 
-def test_a_step_compiled_before_a_statistic_was_added_records_it_as_nan_and_loses_nothing(monkeypatch):
+def test_a_step_compiled_before_a_statistic_was_added_records_it_as_nan_and_loses_nothing(statistics):
     model = LargeSowingLayer(nnx.Rngs(0))
     x = jax.random.normal(jax.random.key(0), (64, 64))
     step = nnx.jit(lambda model, x: model(x))
     with watch(model, display=False) as before:
         step(model, x)
-    monkeypatch.setattr(schema, "STATS", (*schema.STATS, BIG_PCT))
+    statistics(BIG_PCT)
     with watch(model, display=False) as after:
         step(model, x)  # as compiled before the statistic was added
     with capture(model, keep="summary") as cap:
@@ -236,3 +252,37 @@ def test_a_step_compiled_before_a_statistic_was_added_records_it_as_nan_and_lose
     assert row["mean"] == old.stats[0, old.columns.index("mean")]
     expected = share_above_one(model.linear(x))
     assert flat_stats(cap.records[0].summary)["big_pct"] == pytest.approx(expected, rel=1e-5)
+
+
+def test_register_statistic_refuses_what_no_view_could_show(statistics):
+    statistics(ABSMAX)
+    with pytest.raises(ValueError, match="registered already"):
+        register_statistic("absmax", "again", derive=lambda st: 0.0)
+    with pytest.raises(ValueError, match="exactly one of derive= .* and reduce="):
+        register_statistic("both", "both", derive=lambda st: 0.0, reduce=lambda v: v)
+    with pytest.raises(ValueError, match="exactly one"):
+        register_statistic("neither", "neither")
+    with pytest.raises(ValueError, match="letters, digits"):
+        register_statistic("big pct", "big", derive=lambda st: 0.0)
+    with pytest.raises(ValueError, match="format must be one of number, percent, count"):
+        register_statistic("ratio", "ratio", format="fraction", derive=lambda st: 0.0)
+    with pytest.raises(ValueError, match="package's own"):
+        remove_statistic("mean")
+    with pytest.raises(KeyError, match="no statistic 'nothing'"):
+        remove_statistic("nothing")
+    assert [s.key for s in schema.STATS].count("absmax") == 1
+
+
+def test_a_removed_statistic_leaves_the_views_made_afterwards():
+    register_statistic("absmax", "largest |x|", derive=ABSMAX.derive)
+    assert "absmax" in schema.live_columns() and "absmax" in cap_header()
+    remove_statistic("absmax")
+    assert "absmax" not in schema.live_columns() and "absmax" not in cap_header()
+    assert tuple(s.key for s in schema.STATS) == schema.BUILT_IN
+
+
+def cap_header() -> str:
+    model = LinearDropout(nnx.Rngs(0))
+    with capture(model) as cap:
+        model(jnp.ones((2, 3)))
+    return cap.table().splitlines()[0]

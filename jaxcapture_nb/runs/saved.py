@@ -49,20 +49,20 @@ from jaxcapture_nb.runs.tensorboard.reader import (
     histogram_value,
     problems_text,
 )
-from jaxcapture_nb.runs.tensorboard.writer import histogram_edges, parse_site_tag, require
+from jaxcapture_nb.runs.tensorboard.writer import histogram_edges, parse_site_tag, require, stat_keys
 from jaxcapture_nb.stats import schema
 from jaxcapture_nb.stats.reduced import PASS_FIELDS, float_fields
 from jaxcapture_nb.stats.summary import DEFAULT_BINS, Summary
 
-# The statistics a summary holds, which a row is made from; our logs write
-# them as scalars, with the derived ones, which are made again. Those the
-# schema reduces on the device follow (see _summary_stats).
-_SUMMARY_STATS = ("mean", "std", "min", "max", "zero_pct", "nan", "posinf", "neginf")
-
 
 def _summary_stats() -> tuple[str, ...]:
-    """The logged statistics a row is made from: :data:`_SUMMARY_STATS` and the reduced ones."""
-    return (*_SUMMARY_STATS, *(s.key for s in schema.reduced_stats()))
+    """The logged statistics a row is made from: those our logs write as scalars, but the derived ones, which are made again.
+
+    Example:
+      >>> _summary_stats()
+      ('mean', 'std', 'min', 'max', 'zero_pct', 'nan', 'posinf', 'neginf')
+    """
+    return tuple(key for key in stat_keys(schema.live_columns()) if schema.stat(key).derive is None)
 
 
 def read_log(path: str | os.PathLike[str], *, bins: int | None = None, keep_steps: int = 500) -> Stream:

@@ -14,14 +14,11 @@ them trace again, and the programs kept on disk are told apart by it.
 
 Example:
   >>> import jax.numpy as jnp
-  >>> from jaxcapture_nb.stats import schema
-  >>> from jaxcapture_nb import summarize
-  >>> big = schema.Stat("big_pct", "|x|>1 %", "|x|>1%", "percent", reduce=lambda v: 100.0 * (jnp.abs(v) > 1))
-  >>> saved, schema.STATS = schema.STATS, (*schema.STATS, big)
-  >>> s = summarize(jnp.array([0.5, -2.0, 3.0, jnp.nan]))
-  >>> s.stats.shape, float(s.statistic("big_pct"))
-  ((7,), 66.66666412353516)
-  >>> schema.STATS = saved
+  >>> from jaxcapture_nb import register_statistic, remove_statistic, summarize
+  >>> big = register_statistic("big_pct", "|x| > 1 %", reduce=lambda v: 100.0 * (jnp.abs(v) > 1))
+  >>> summarize(jnp.array([0.5, -2.0, 3.0, jnp.nan])).stats.shape
+  (7,)
+  >>> remove_statistic("big_pct")
 """
 
 from __future__ import annotations

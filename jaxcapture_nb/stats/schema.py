@@ -4,9 +4,10 @@ The text tables, the script-free HTML saved with notebooks, ``plot()`` and
 the widgets all read this module, and each widget sends :func:`as_json` to
 its front end once, so a new statistic is one entry in :data:`STATS`,
 computed from the others on the host (``derive``) or from the values on
-the device (``reduce``, see :mod:`jaxcapture_nb.stats.reduced`). Views read the
-module's names when they draw (``schema.STATS``, not a copy taken at
-import), so a statistic added at run time reaches them too.
+the device (``reduce``, see :mod:`jaxcapture_nb.stats.reduced`), added with
+:func:`register_statistic`. Views read the module's names when they draw
+(``schema.STATS``, not a copy taken at import), so a statistic added at run
+time reaches them too.
 
 Example:
   >>> [s.key for s in table_stats()]
@@ -141,6 +142,91 @@ def shift_note(noun: str = "mode") -> str:
       "shift: earth mover's distance to the first run's histogram, in pooled standard deviations"
     """
     return SHIFT_NOTE.format(noun=noun)
+
+
+# The statistics this package computes itself; the ones register_statistic adds follow them.
+BUILT_IN = tuple(s.key for s in STATS)
+
+
+def register_statistic(
+    key: str,
+    label: str,
+    *,
+    header: str | None = None,
+    format: str = "number",
+    derive: Callable[[Mapping[str, float]], float] | None = None,
+    reduce: Callable[[Any], Any] | None = None,
+    compact: bool = False,
+) -> Stat:
+    """Adds a statistic to every table, widget, saved picture and TensorBoard log.
+
+    Give exactly one way to compute it: ``derive`` from a site's other
+    statistics on the host, or ``reduce`` on the device, as the mean over a
+    value's finite elements of what it gives for each element. Views read the
+    statistics when they draw, so views made afterwards show it; register a
+    reduced statistic before a watched training step is first compiled,
+    since a step compiled before does not compute it.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from jaxcapture_nb import register_statistic, remove_statistic, summarize
+      >>> big = register_statistic("big_pct", "|x| > 1 %", format="percent", reduce=lambda v: 100.0 * (jnp.abs(v) > 1))
+      >>> float(summarize(jnp.array([0.5, -2.0, 3.0, jnp.nan])).statistic("big_pct"))
+      66.66666412353516
+      >>> remove_statistic("big_pct")
+
+    Args:
+      key: its name in columns, exports and logs: letters, digits and ``_``.
+      label: how the widgets name it.
+      header: how the text and HTML tables name it; by default ``key``.
+      format: ``"number"``, ``"percent"`` or ``"count"``.
+      derive: computes it from a dict of the site's other statistics.
+      reduce: computes it per element on the device.
+      compact: whether views short of room (CompareView's rows) show it too.
+
+    Returns:
+      The :class:`Stat` added.
+
+    Raises:
+      ValueError: a key already used or not a name, a format unknown, or
+        not exactly one of ``derive`` and ``reduce``.
+    """
+    global STATS
+    if not (isinstance(key, str) and key.isidentifier()):
+        raise ValueError(f"register_statistic(): key must be a name of letters, digits and _, got {key!r}")
+    if any(s.key == key for s in STATS):
+        raise ValueError(
+            f"register_statistic(): a statistic {key!r} is registered already; remove_statistic({key!r}) first"
+        )
+    if format not in FORMATS:
+        raise ValueError(f"register_statistic(): format must be one of {', '.join(FORMATS)}, got {format!r}")
+    if (derive is None) == (reduce is None):
+        raise ValueError(
+            f"register_statistic({key!r}): give exactly one of derive= (from the other statistics, on the host) "
+            "and reduce= (per element, on the device)"
+        )
+    added = Stat(
+        key, label, header or key, format, column=True, compact=compact, derive=derive, reduce=reduce
+    )
+    STATS = (*STATS, added)
+    return added
+
+
+def remove_statistic(key: str) -> None:
+    """Removes a statistic :func:`register_statistic` added; views made afterwards no longer show it.
+
+    Raises:
+      ValueError: ``key`` is one of this package's own statistics.
+      KeyError: no statistic ``key`` is registered.
+    """
+    global STATS
+    if key in BUILT_IN:
+        raise ValueError(
+            f"remove_statistic(): {key!r} is one of the package's own statistics, which every view needs"
+        )
+    if not any(s.key == key for s in STATS):
+        raise KeyError(f"remove_statistic(): no statistic {key!r} is registered")
+    STATS = tuple(s for s in STATS if s.key != key)
 
 
 def stat(key: str) -> Stat:
