@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from jaxcapture_nb.runs.stream import SiteSeries
+from jaxcapture_nb.runs.series import SiteSeries
 from jaxcapture_nb.runs.tensorboard.writer import LogWriter
 
 EVERY = 50

@@ -28,9 +28,9 @@ from jaxcapture_nb.interventions.sweep import PatchingResult, attribution_patchi
 from jaxcapture_nb.modes.compare import Comparison, SiteComparison, compare_modes
 from jaxcapture_nb.modes.modes import ModeError, ModuleOptions, ViewOption, view_options, with_mode
 from jaxcapture_nb.runs.compare_runs import compare_runs
+from jaxcapture_nb.runs.history import NonFiniteError
 from jaxcapture_nb.runs.run import Run
 from jaxcapture_nb.runs.sources import read_run
-from jaxcapture_nb.runs.stream import NonFiniteError
 from jaxcapture_nb.runs.watch import Watch, watch
 from jaxcapture_nb.stats.records import Gradient, Record
 from jaxcapture_nb.stats.schema import register_statistic, remove_statistic

@@ -7,7 +7,8 @@ from flax import nnx
 
 from jaxcapture_nb import capture, watch
 from jaxcapture_nb.runs.row_grid import RowGrid, kept_appends
-from jaxcapture_nb.runs.stream import RowLayout, SeriesBlock
+from jaxcapture_nb.runs.rows import RowLayout
+from jaxcapture_nb.runs.series import SeriesBlock
 from jaxcapture_nb.stats import step_table
 from jaxcapture_nb.stats.batch import device_layout, needs_careful, packed_rows, padded_table, table_size
 from jaxcapture_nb.stats.step_table import StepTable
@@ -130,16 +131,16 @@ def test_a_block_writes_a_row_of_every_series_at_once_and_a_series_can_leave_it(
 
 
 def test_rows_a_later_step_replaces_are_not_made_and_their_nonfinite_values_still_flag(monkeypatch):
-    import jaxcapture_nb.runs.stream as stream_module
+    import jaxcapture_nb.runs.settling as settling
 
     made = []
-    row_stats = stream_module.row_stats
+    row_stats = settling.row_stats
 
     def counting(summaries, sizes, layout=None):
         made.append(len(sizes))
         return row_stats(summaries, sizes, layout)
 
-    monkeypatch.setattr(stream_module, "row_stats", counting)
+    monkeypatch.setattr(settling, "row_stats", counting)
     summarized = []
     packed = StepTable.packed
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxcapture_nb.runs.row_grid import kept_appends
-from jaxcapture_nb.runs.stream import SiteSeries
+from jaxcapture_nb.runs.series import SiteSeries
 from jaxcapture_nb.runs.tensorboard import event_scan
 from jaxcapture_nb.runs.tensorboard.reader import read_file
 from jaxcapture_nb.runs.tensorboard.thinning import stride_bound

@@ -15,7 +15,9 @@ from flax import nnx
 from models import Block, PerturbedMLP, Stack
 
 from jaxcapture_nb import Gradient, JaxCaptureWarning, NonFiniteError, capture, summarize, watch
-from jaxcapture_nb.runs.stream import SiteSeries, Stream, row_stats
+from jaxcapture_nb.runs.rows import row_stats
+from jaxcapture_nb.runs.series import SiteSeries
+from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.runs.watch import PUBLISH_SECONDS
 from jaxcapture_nb.stats.summary import packed_summary, unpack_summary
 

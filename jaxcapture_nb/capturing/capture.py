@@ -17,7 +17,7 @@ from flax import nnx
 from jaxcapture_nb.backends.linen import COLLECTION, LinenCapture
 from jaxcapture_nb.backends.nnx import NnxCapture
 from jaxcapture_nb.capturing.recorder import Include, Recorder, warn_if_nothing_perturbed
-from jaxcapture_nb.core import display
+from jaxcapture_nb.core.display import view_of
 from jaxcapture_nb.core.user_warnings import warn
 from jaxcapture_nb.stats.records import Record, format_table
 from jaxcapture_nb.stats.summary import DEFAULT_BINS
@@ -215,7 +215,7 @@ class Capture:
 
     def show(self):
         """The interactive :class:`~jaxcapture_nb.CaptureView` widget of the records."""
-        return display.view_of(self)
+        return view_of(self)
 
     def plot(self, columns: int = 4, max_sites: int = 32):
         """A matplotlib Figure with one histogram per recorded array.

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from jaxcapture_nb.core import display
+from jaxcapture_nb.core.display import view_of
 from jaxcapture_nb.core.names import shown_name
 from jaxcapture_nb.interventions.patch import Replacement, patch
 from jaxcapture_nb.upstream import flax_internals
@@ -153,7 +153,7 @@ class PatchingResult:
 
     def show(self, estimate: PatchingResult | None = None):
         """The interactive :class:`~jaxcapture_nb.PatchingView`, with ``estimate`` (say, :func:`attribution_patching`'s) beside it."""
-        return display.view_of(self, estimate=estimate)
+        return view_of(self, estimate=estimate)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         """A notebook shows a sweep as its view (with the text table, and a saved picture, behind it)."""

@@ -25,7 +25,7 @@ from flax import linen as nn
 from flax import nnx
 
 from jaxcapture_nb.capturing.capture import Capture, capture
-from jaxcapture_nb.core import display
+from jaxcapture_nb.core.display import view_of
 from jaxcapture_nb.core.names import quoted, shown_name
 from jaxcapture_nb.modes.call_modes import ModePlan, plan_modes, preset_note, unswitched_note
 from jaxcapture_nb.modes.modes import Mode, ModeError, mode_label
@@ -189,7 +189,7 @@ class Comparison:
 
     def show(self):
         """The interactive :class:`~jaxcapture_nb.CompareView` widget."""
-        return display.view_of(self)
+        return view_of(self)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         return self.show()._repr_mimebundle_(**kwargs)

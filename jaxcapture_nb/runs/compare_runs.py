@@ -21,8 +21,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from jaxcapture_nb.modes.compare import Comparison, SiteComparison, shift_scores
+from jaxcapture_nb.runs.series import SiteSeries
 from jaxcapture_nb.runs.sources import RunSource, named_runs, read_run
-from jaxcapture_nb.runs.stream import SiteSeries, Stream
+from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.stats.schema import compare_columns
 
 # What a comparison shows for the shape of a site read from a log: logs keep no shapes.

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from jaxcapture_nb.runs.stream import SiteSeries, Stream
+from jaxcapture_nb.runs.series import SiteSeries
+from jaxcapture_nb.runs.stream import Stream
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

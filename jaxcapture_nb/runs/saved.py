@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from jaxcapture_nb.core.user_warnings import warn
-from jaxcapture_nb.runs.stream import Stream, row_stats
+from jaxcapture_nb.runs.rows import row_stats
+from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.runs.tensorboard import reader
 from jaxcapture_nb.runs.tensorboard.reader import (
     FileReport,

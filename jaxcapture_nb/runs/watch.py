@@ -57,9 +57,10 @@ from flax import nnx
 from jaxcapture_nb.backends.nnx import NnxCapture
 from jaxcapture_nb.capturing.capture import warn_what_was_lost
 from jaxcapture_nb.capturing.recorder import Include, warn_if_nothing_perturbed
-from jaxcapture_nb.core import display
+from jaxcapture_nb.core.display import view_of
 from jaxcapture_nb.core.hosts import should_display
-from jaxcapture_nb.runs.stream import NonFiniteError, Stream
+from jaxcapture_nb.runs.history import NonFiniteError
+from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.runs.tensorboard.writer import LogWriter, require
 from jaxcapture_nb.stats.summary import DEFAULT_BINS
 
@@ -212,7 +213,7 @@ class Watch:
         """
         with self._view_lock:
             if self._view is None and self._entered:
-                self._view = display.view_of(self.stream, total=self.total)
+                self._view = view_of(self.stream, total=self.total)
                 if self.stream.ended:
                     self._view.publish(final=True)
             return self._view

@@ -19,7 +19,8 @@ import numpy as np
 
 from jaxcapture_nb.core.names import counted, html_name, shown_name
 from jaxcapture_nb.runs.run import Run
-from jaxcapture_nb.runs.stream import EVALUATION, SiteSeries, Stream, kind_label
+from jaxcapture_nb.runs.series import EVALUATION, SiteSeries, kind_label
+from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.stats import schema
 from jaxcapture_nb.stats.pooling import bands, percentile_column
 

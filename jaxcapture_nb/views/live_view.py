@@ -26,7 +26,8 @@ import traitlets as t
 
 from jaxcapture_nb.core.wire import LiveEntry, LiveProgress, LiveUpdate, RunProgress
 from jaxcapture_nb.runs.run import Run
-from jaxcapture_nb.runs.stream import Stream, kind_label
+from jaxcapture_nb.runs.series import kind_label
+from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.views.base import FrontEndWidget
 from jaxcapture_nb.views.live_static import live_html, live_text, runs_html
 

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from jaxcapture_nb.core.user_warnings import warn
-from jaxcapture_nb.runs.stream import KIND_LABELS, SiteSeries, flag_name
+from jaxcapture_nb.runs.series import KIND_LABELS, SiteSeries, flag_name
 from jaxcapture_nb.runs.tensorboard.event_file import EventFile
 from jaxcapture_nb.stats import schema
 

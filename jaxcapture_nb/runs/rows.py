@@ -1,0 +1,167 @@
+"""The row a live history keeps per site and step: its columns, and how it is made from summaries.
+
+A row holds the statistics the schema names when the history is made
+(:class:`RowLayout`), then the percentiles TensorBoard draws its bands
+from, interpolated in the histogram's bins (:func:`hist_percentiles`). Rows
+are float32, the live view's type (:func:`saturated`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from jaxcapture_nb.stats import schema
+from jaxcapture_nb.stats.reduced import float_fields
+from jaxcapture_nb.stats.summary import INT_FIELDS, Summary
+
+# Where a summary's non-finite counts are among its integer fields.
+NONFINITE_FIELDS = [INT_FIELDS.index(f"{name}_count") for name in schema.NONFINITE_KEYS]
+
+_FLOAT32_MAX = np.finfo(np.float32).max
+
+
+class RowLayout:
+    """The columns of a live row, as the schema names them when the layout is made.
+
+    A :class:`Stream` makes one as it is made, so all its rows have the same
+    columns, a statistic added to the schema before then among them (see
+    :func:`~jaxcapture_nb.stats.schema.live_columns`).
+
+    Attributes:
+      columns: the name of each column.
+      percentiles: the percentiles of the last columns, ``p0`` .. ``p100``.
+      derived: the derived statistics, whose columns come before the percentiles'.
+
+    Example:
+      >>> layout = RowLayout()
+      >>> layout.columns[layout.mean], layout.derived, layout.percentiles[-1]
+      ('mean', (), 100)
+    """
+
+    def __init__(self) -> None:
+        self.columns = schema.live_columns()
+        self.percentiles = schema.PERCENTILES
+        index = self.columns.index
+        self.mean, self.zero_pct = index("mean"), index("zero_pct")
+        # Where a summary's float statistics and its non-finite counts go.
+        self.floats = [index(name) for name in float_fields()]
+        self.nonfinite = [index(name) for name in schema.NONFINITE_KEYS]
+        self.first_percentile = index(f"p{self.percentiles[0]}")
+        self.derived_columns = slice(self.floats[-1] + 1, self.first_percentile)
+        self.derived = self.columns[self.derived_columns]
+
+
+def saturated(stats: Any) -> np.ndarray:
+    """Statistics as float32, the live view's type: finite float64 ones beyond its range saturate at its largest.
+
+    The live view draws its rows in float32; a finite float64 value beyond
+    3.4e38 then reads as that, rather than as infinite. An infinite value (a
+    logged loss that overflowed) stays infinite.
+
+    Example:
+      >>> saturated(np.array([1e300, -1e300, 2.0, np.nan, np.inf])).tolist()[1:]
+      [-3.4028234663852886e+38, 2.0, nan, inf]
+    """
+    if isinstance(stats, np.ndarray) and stats.dtype == np.float32:
+        return stats  # within the range already: most rows, made by row_stats, are
+    values = np.asarray(stats, np.float64)
+    finite = np.isfinite(values)
+    return np.where(finite, np.clip(values, -_FLOAT32_MAX, _FLOAT32_MAX), values).astype(np.float32)
+
+
+def hist_percentiles(
+    hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any, percentiles: tuple[int, ...] | None = None
+) -> np.ndarray:
+    """The ``percentiles`` of the values a histogram counts, interpolated in bins.
+
+    The 0th and 100th are the exact minimum and maximum. Leading axes of
+    ``hist`` (and of the other arguments) are histograms handled at once.
+    ``percentiles`` defaults to the schema's
+    (:data:`~jaxcapture_nb.stats.schema.PERCENTILES`).
+
+    Example:
+      >>> [round(float(p), 2) for p in hist_percentiles(np.array([1, 1, 1, 1]), 0.0, 4.0, 0.0, 4.0)]
+      [0.0, 0.28, 0.64, 1.24, 2.0, 2.76, 3.36, 3.72, 4.0]
+    """
+    hist = np.asarray(hist)
+    lead, bins = hist.shape[:-1], hist.shape[-1]
+    counts = hist.reshape(-1, bins)
+    n = len(counts)
+    lo, hi, vmin, vmax = (_per_histogram(a, lead) for a in (lo, hi, vmin, vmax))
+    cumulative = np.empty((n, bins + 1))
+    cumulative[:, 0], cumulative[:, 1:] = 0, counts
+    np.cumsum(cumulative, axis=1, out=cumulative)  # in place: faster than from int32 counts
+    total = cumulative[:, -1:]
+    percentiles = schema.PERCENTILES if percentiles is None else percentiles
+    targets = np.array(percentiles) / 100 * total
+    # As np.interp does: the last cumulative count at or below each target,
+    # and a straight line to the next one. Bin edge k is lo + k * width.
+    # The counts are whole, so "at or below" a target is "at or below its
+    # floor"; shifting each histogram's counts and targets past the one
+    # before it makes that one search of one sorted array, exact in float64.
+    rows = np.arange(n)[:, None]
+    shift = rows * (cumulative[:, -1].max(initial=0.0) + 1)
+    found = np.searchsorted((cumulative + shift).ravel(), (np.floor(targets) + shift).ravel(), side="right")
+    below = np.minimum(found.reshape(targets.shape) - rows * (bins + 1) - 1, bins)
+    above = np.minimum(below + 1, bins)
+    c0, c1 = cumulative[rows, below], cumulative[rows, above]
+    rise = c1 - c0
+    within = np.divide(targets - c0, rise, out=np.zeros_like(rise), where=rise > 0)
+    out = lo + (below + within) * ((hi - lo) / bins)
+    out[:, 0], out[:, -1] = vmin[:, 0], vmax[:, 0]
+    out[total[:, 0] == 0] = np.nan
+    return saturated(out).reshape(*lead, len(percentiles))
+
+
+def row_stats(summaries: Summary, sizes: np.ndarray, layout: RowLayout | None = None) -> np.ndarray:
+    """Rows of ``layout``'s columns for host summaries stacked along their first axis.
+
+    Args:
+      summaries: one :class:`Summary` whose arrays hold a summary per row,
+        e.g. the unpacked table of many packed rows.
+      sizes: the number of elements of each summarized array.
+      layout: the columns; by default the schema's now.
+    """
+    layout = layout or RowLayout()
+    stats, counts = summaries.stats, summaries.counts
+    out = np.empty((len(stats), len(layout.columns)), np.float32)
+    # Rows of a program compiled before a statistic was added lack it.
+    made = min(stats.shape[1], len(layout.floats))
+    out[:, layout.floats[:made]] = saturated(stats[:, :made])
+    out[:, layout.floats[made:]] = np.nan
+    out[:, layout.nonfinite] = counts[:, NONFINITE_FIELDS]
+    zeros = counts[:, INT_FIELDS.index("zero_count")]
+    zero_pct = np.divide(100.0 * zeros, sizes, out=np.full(len(sizes), np.nan), where=sizes > 0)
+    out[:, layout.zero_pct] = zero_pct
+    out[:, layout.first_percentile :] = hist_percentiles(
+        summaries.hist, summaries.lo, summaries.hi, summaries.min, summaries.max, layout.percentiles
+    )
+    if layout.derived:
+        out[:, layout.derived_columns] = _derived_rows(summaries, zero_pct, layout)
+    return out
+
+
+def _derived_rows(summaries: Summary, zero_pct: np.ndarray, layout: RowLayout) -> np.ndarray:
+    """The derived statistics of stacked summaries, one row each, from what ``flat_stats`` holds."""
+    counts = summaries.counts
+    fields = {
+        name: np.asarray(summaries.statistic(name), np.float64)
+        for name in float_fields()
+        if name not in ("lo", "hi")
+    }
+    fields |= dict(zip(schema.NONFINITE_KEYS, counts[:, NONFINITE_FIELDS].T, strict=True))
+    fields |= {"count": counts[:, INT_FIELDS.index("count")], "zero_pct": zero_pct}
+    rows = []
+    for r in range(len(zero_pct)):
+        stats = schema.with_derived({name: float(values[r]) for name, values in fields.items()})
+        rows.append([stats.get(key, math.nan) for key in layout.derived])
+    return saturated(rows)
+
+
+def _per_histogram(a: Any, lead: tuple[int, ...]) -> np.ndarray:
+    """``a`` as a float64 column with one row per histogram of leading shape ``lead``."""
+    a = np.asarray(a, np.float64)
+    return (a if a.shape == lead else np.broadcast_to(a, lead)).reshape(-1, 1)
