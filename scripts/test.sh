@@ -21,15 +21,23 @@ fi
 npm ci --no-audit --no-fund --loglevel=error
 npx --no-install tsc -p jsconfig.json
 
-# Both runs go on when the other fails; their closing pytest lines are repeated
-# at the end, and the exit status is non-zero when either failed.
+# The newest stack runs beside the host's: each leaves a core idle for much of
+# its run (a compile, a browser waiting for its kernel), and together they take
+# about as long as the host's alone. Both go on when the other fails; the newest
+# stack's output is printed when both have ended, their closing pytest lines are
+# repeated at the end, and the exit status is non-zero when either failed.
 mkdir -p test-artifacts
 set +e
+bash scripts/test_newest.sh "$@" > test-artifacts/pytest-newest.log 2>&1 &
+newest_pid=$!
 .venv/bin/python -m pytest --nbval-current-env --durations=25 "$@" 2>&1 | tee test-artifacts/pytest-host.log
 host=$?
-bash scripts/test_newest.sh "$@" 2>&1 | tee test-artifacts/pytest-newest.log
+wait "$newest_pid"
 newest=$?
 set -e
+echo "=================== newest stack (test-artifacts/pytest-newest.log) ==================="
+cat test-artifacts/pytest-newest.log
 echo "host stack:   $(tail -n 1 test-artifacts/pytest-host.log)"
 echo "newest stack: $(tail -n 1 test-artifacts/pytest-newest.log)"
+echo "test command: $((SECONDS / 60)) min $((SECONDS % 60)) s"
 exit $((host || newest))

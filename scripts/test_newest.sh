@@ -20,6 +20,11 @@ case "${1:-}" in
     mount --bind /sys "$root/sys"
     mkdir -p "$root/repo"
     mount --bind "$PWD" "$root/repo"
+    # Tutorial 06 keeps its runs beside itself, in notebooks/runs; scripts/test.sh
+    # runs the host's stack at the same time, so this stack's runs go to a folder
+    # of its own, which vanishes with the namespace.
+    mkdir -p "$root/repo/notebooks/runs"
+    mount -t tmpfs tmpfs "$root/repo/notebooks/runs"
     exec chroot "$root" /usr/bin/env -i HOME=/root PATH=/venv/bin:/usr/bin:/bin LANG=C.UTF-8 \
       PIP_CERT=/etc/ssl/certs/host-ca-certificates.crt PIP_DISABLE_PIP_VERSION_CHECK=1 \
       bash /repo/scripts/test_newest.sh --inside "$@"
