@@ -45,7 +45,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 from transformer import Config, Transformer, make_train_step  # noqa: E402
 
 from jaxcapture_nb import capture, watch  # noqa: E402
-from jaxcapture_nb.stats.summary import packed_summary, step_rows  # noqa: E402
+from jaxcapture_nb.stats.summarize import packed_summary, step_rows
 
 BASE = "without watch"
 LOGGED = "watch(model, log_dir=...)"

@@ -34,7 +34,8 @@ from jaxcapture_nb.runs.sources import read_run
 from jaxcapture_nb.runs.watch import Watch, watch
 from jaxcapture_nb.stats.records import Gradient, Record
 from jaxcapture_nb.stats.schema import register_statistic, remove_statistic
-from jaxcapture_nb.stats.summary import Summary, summarize
+from jaxcapture_nb.stats.summarize import summarize
+from jaxcapture_nb.stats.summary import Summary
 from jaxcapture_nb.upstream.flax_internals import FlaxCompatibilityError
 from jaxcapture_nb.views.run_views import open_run, overlay_runs
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from jaxcapture_nb.stats.batch import CHUNK, summarize_batch
-from jaxcapture_nb.stats.summary import _summarize_array, step_summaries
+from jaxcapture_nb.stats.summarize import step_summaries
+from jaxcapture_nb.stats.summary import summarize_array
 
 rng = np.random.default_rng(0)
 F = np.float32
@@ -42,7 +43,7 @@ def test_each_value_of_a_batch_is_summarized_as_it_is_alone(name):
     values = [jnp.asarray(v) for v in CASES[name]]
     stats, counts = jax.jit(lambda vs: summarize_batch(vs, 64))(values)
     for k, v in enumerate(values):
-        alone = jax.jit(lambda v: _summarize_array(v, 64))(v)
+        alone = jax.jit(lambda v: summarize_array(v, 64))(v)
         np.testing.assert_array_equal(counts[k], alone.counts, err_msg=f"value {k} of {name}")
         # Sums taken row by row round differently from one long sum.
         np.testing.assert_allclose(stats[k], alone.stats, rtol=3e-6, err_msg=f"value {k} of {name}")
@@ -81,11 +82,11 @@ def test_large_values_of_one_shape_share_one_summary_program_and_match_each_alon
     values = [jnp.asarray(v) for v in [*big, np.arange(5.0, dtype=F)]]
     lowered = jax.jit(lambda vs: step_summaries(vs, 16)).lower(values).as_text()
     # One function for the three large values, called three times.
-    assert lowered.count("func.func private @_summarize_array") == 1
-    assert lowered.count("call @_summarize_array") == 3
+    assert lowered.count("func.func private @summarize_array") == 1
+    assert lowered.count("call @summarize_array") == 3
     summaries = jax.jit(lambda vs: step_summaries(vs, 16))(values)
     for v, s in zip(values, summaries, strict=True):
-        alone = _summarize_array(v, 16)
+        alone = summarize_array(v, 16)
         np.testing.assert_array_equal(s.counts, alone.counts)
         np.testing.assert_allclose(s.stats, alone.stats, rtol=1e-6)
         assert s.shape == v.shape

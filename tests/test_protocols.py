@@ -7,7 +7,7 @@ from flax import nnx
 from jaxcapture_nb.capturing.recorder import Recorder
 from jaxcapture_nb.core.protocols import Delivery, Item, PackedRow, SiteRecorder
 from jaxcapture_nb.runs.stream import Stream
-from jaxcapture_nb.stats.summary import packed_summary
+from jaxcapture_nb.stats.summarize import packed_summary
 
 
 def _recorders():

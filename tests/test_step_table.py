@@ -12,7 +12,7 @@ from jaxcapture_nb.runs.series import SeriesBlock
 from jaxcapture_nb.stats import step_table
 from jaxcapture_nb.stats.batch import device_layout, needs_careful, packed_rows, padded_table, table_size
 from jaxcapture_nb.stats.step_table import StepTable
-from jaxcapture_nb.stats.summary import packed_summary
+from jaxcapture_nb.stats.summarize import packed_summary
 
 rng = np.random.default_rng(0)
 VALUES = [

@@ -9,7 +9,8 @@ from flax import nnx
 from jaxcapture_nb import Summary, capture, summarize
 from jaxcapture_nb.stats.batch import packed_rows
 from jaxcapture_nb.stats.records import format_table
-from jaxcapture_nb.stats.summary import MAX_BINS, bin_counts, packed_row
+from jaxcapture_nb.stats.summarize import packed_row
+from jaxcapture_nb.stats.summary import MAX_BINS, bin_counts
 
 
 def reference(x: np.ndarray, summary: Summary) -> None:

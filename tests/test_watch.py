@@ -19,7 +19,8 @@ from jaxcapture_nb.runs.rows import row_stats
 from jaxcapture_nb.runs.series import SiteSeries
 from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.runs.watch import PUBLISH_SECONDS
-from jaxcapture_nb.stats.summary import packed_summary, unpack_summary
+from jaxcapture_nb.stats.summarize import packed_summary
+from jaxcapture_nb.stats.summary import unpack_summary
 
 
 def loss_fn(model, x, y):

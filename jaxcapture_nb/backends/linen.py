@@ -30,7 +30,7 @@ from flax import linen as nn
 from jaxcapture_nb.core.hosts import host_callback
 from jaxcapture_nb.core.protocols import Delivery, Item, SiteRecorder
 from jaxcapture_nb.stats.records import leaf_sites
-from jaxcapture_nb.stats.summary import summarize
+from jaxcapture_nb.stats.summarize import summarize
 from jaxcapture_nb.upstream import flax_internals
 from jaxcapture_nb.upstream.jax_internals import is_tracer
 

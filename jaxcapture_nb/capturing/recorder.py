@@ -23,15 +23,8 @@ from jaxcapture_nb.core.protocols import BackendDrains, Delivery, PackedRow
 from jaxcapture_nb.core.user_warnings import warn
 from jaxcapture_nb.stats.records import NOTHING_SOWED, Gradient, Record, is_array, shape_and_dtype
 from jaxcapture_nb.stats.step_table import TableSlot
-from jaxcapture_nb.stats.summary import (
-    PendingSummaries,
-    Summary,
-    check_bins,
-    fetch_summaries,
-    is_concrete_numeric,
-    summarize,
-    unpack_summary,
-)
+from jaxcapture_nb.stats.summarize import PendingSummaries, fetch_summaries, summarize
+from jaxcapture_nb.stats.summary import Summary, check_bins, is_concrete_numeric, unpack_summary
 
 KEEP_MODES = ("all", "last", "summary")
 

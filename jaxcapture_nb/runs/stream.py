@@ -51,7 +51,8 @@ from jaxcapture_nb.runs.series import (
 )
 from jaxcapture_nb.runs.settling import Settler
 from jaxcapture_nb.stats.step_table import StepTable
-from jaxcapture_nb.stats.summary import Summary, check_bins, packed_row
+from jaxcapture_nb.stats.summarize import packed_row
+from jaxcapture_nb.stats.summary import Summary, check_bins
 
 
 class Stream(History, BackendDrains):

@@ -15,7 +15,17 @@ from typing import Any, Protocol
 import jax
 import jax.numpy as jnp
 
-from jaxcapture_nb.stats.bins import ILL_CONDITIONED, NAN, NEGINF, POSINF, ZERO, Found, edges, index_careful
+from jaxcapture_nb.stats.bins import (
+    ILL_CONDITIONED,
+    NAN,
+    NEGINF,
+    POSINF,
+    SLOTS,
+    ZERO,
+    Found,
+    edges,
+    index_careful,
+)
 from jaxcapture_nb.stats.float32 import (
     from_order_key,
     inf_bits,
@@ -25,6 +35,7 @@ from jaxcapture_nb.stats.float32 import (
     scaled,
     unscaled,
 )
+from jaxcapture_nb.stats.histogram import bin_counts
 from jaxcapture_nb.stats.reduced import reduced_means
 
 
@@ -186,3 +197,30 @@ def moments(
     # summed in (its padded edges set them).
     mean = jnp.where(order_key(found.lo) == order_key(found.hi), found.lo, mean)
     return mean, std
+
+
+class _Whole:
+    """One array, every element of it the value's: the :class:`~jaxcapture_nb.stats.passes.Segments` of :func:`summarize`."""
+
+    inside = None
+
+    def min(self, x: jax.Array, initial: jax.Array) -> jax.Array:
+        return jnp.min(x, initial=initial)
+
+    def max(self, x: jax.Array, initial: jax.Array) -> jax.Array:
+        return jnp.max(x, initial=initial)
+
+    def sum(self, x: jax.Array) -> jax.Array:
+        return jnp.sum(x)
+
+    def spread(self, per_value: jax.Array) -> jax.Array:
+        return per_value
+
+    def slots(self, index: jax.Array, bins: int) -> jax.Array:
+        return bin_counts(index, bins + SLOTS)
+
+    def any(self, flags: jax.Array) -> jax.Array:
+        return flags
+
+
+WHOLE = _Whole()

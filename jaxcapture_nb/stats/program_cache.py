@@ -42,8 +42,10 @@ PROGRAM_SOURCES = (
     "float32.py",
     "histogram.py",
     "bins.py",
+    "integers.py",
     "passes.py",
     "reduced.py",
+    "summarize.py",
     "summary.py",
 )
 

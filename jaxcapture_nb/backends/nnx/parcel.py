@@ -22,7 +22,7 @@ import jax
 from jaxcapture_nb.core.protocols import SiteRecorder
 from jaxcapture_nb.stats.batch import nonfinite_rows
 from jaxcapture_nb.stats.step_table import StepTable, TableSite, compile_ahead, sizes_of
-from jaxcapture_nb.stats.summary import step_rows, step_summaries, step_tables
+from jaxcapture_nb.stats.summarize import step_rows, step_summaries, step_tables
 
 # What one held value is: an array kept as it is, a Summary, a packed row,
 # or a leaf that is not an array (kept in the static data).
