@@ -14,18 +14,18 @@ Example:
 
 from jaxcapture_nb.capturing.capture import Capture, capture, capture_grads
 from jaxcapture_nb.core.user_warnings import JaxCaptureWarning
-from jaxcapture_nb.interventions.patch import (
-    Patch,
+from jaxcapture_nb.interventions.patch import Patch, at, patch
+from jaxcapture_nb.interventions.replacements import (
     Replacement,
-    at,
     mean_ablation,
-    patch,
     resample_ablation,
     steering,
     zero_ablation,
 )
-from jaxcapture_nb.interventions.sweep import PatchingResult, attribution_patching, patching_sweep
-from jaxcapture_nb.modes.compare import Comparison, SiteComparison, compare_modes
+from jaxcapture_nb.interventions.result import PatchingResult
+from jaxcapture_nb.interventions.sweep import attribution_patching, patching_sweep
+from jaxcapture_nb.modes.compare import compare_modes
+from jaxcapture_nb.modes.comparison import Comparison, SiteComparison
 from jaxcapture_nb.modes.modes import ModeError, ModuleOptions, ViewOption, view_options, with_mode
 from jaxcapture_nb.runs.compare_runs import compare_runs
 from jaxcapture_nb.runs.history import NonFiniteError

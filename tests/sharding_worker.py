@@ -53,7 +53,7 @@ def main(out_path: str) -> None:
     from jax.sharding import PartitionSpec as P
 
     from jaxcapture_nb import capture, compare_modes, summarize, watch
-    from jaxcapture_nb.modes.compare import _shared_histograms
+    from jaxcapture_nb.modes.comparison import _shared_histograms
     from jaxcapture_nb.stats.summary import Summary
 
     assert jax.device_count() == 8, jax.devices()

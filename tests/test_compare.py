@@ -173,7 +173,7 @@ def test_the_text_table_is_deterministic(model, x):
 
 
 def test_shared_histograms_bin_values_across_the_whole_float32_range():
-    from jaxcapture_nb.modes.compare import _shared_histograms
+    from jaxcapture_nb.modes.comparison import _shared_histograms
 
     wide = jnp.array([3e38, -3e38, 1.0])
     hists, lo, hi = _shared_histograms((wide, jnp.full(3, 3e38)), 4)

@@ -644,7 +644,7 @@ def test_loop_publishing_sends_updates_from_the_loops_thread_without_a_backgroun
 
 
 def test_auto_publishing_uses_the_loop_in_colab_and_a_thread_elsewhere(monkeypatch):
-    from jaxcapture_nb.runs.watch import publishing_thread
+    from jaxcapture_nb.runs.publishing import publishing_thread
 
     assert publishing_thread("auto") == "thread"
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))

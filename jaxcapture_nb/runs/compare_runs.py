@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from jaxcapture_nb.modes.compare import Comparison, SiteComparison, shift_scores
+from jaxcapture_nb.modes.comparison import Comparison, SiteComparison, shift_scores
 from jaxcapture_nb.runs.series import SiteSeries
 from jaxcapture_nb.runs.sources import RunSource, named_runs, read_run
 from jaxcapture_nb.runs.stream import Stream

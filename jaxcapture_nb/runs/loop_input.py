@@ -13,6 +13,7 @@ from typing import Any
 
 import jax
 import numpy as np
+from flax import nnx
 
 from jaxcapture_nb.core.names import quoted
 from jaxcapture_nb.stats.summary import Summary
@@ -75,3 +76,26 @@ def check_summaries(summaries: Any, leaves: list[Any]) -> None:
         "update(): summaries must be a pytree of Summary from summarize() (or of arrays, summarized here); "
         f"{place} a {type(bad).__name__}: {quoted(bad)}"
     )
+
+
+def first_step(start_step: Any) -> int:
+    """The number of a watch's first training step: ``start_step`` itself, or an ``nnx.Optimizer``'s count.
+
+    Raises:
+      ValueError: ``start_step`` is neither a whole number of steps (0 or
+        more) nor an ``nnx.Optimizer``.
+
+    Example:
+      >>> first_step(0), first_step(1200)
+      (0, 1200)
+    """
+    if isinstance(start_step, nnx.Optimizer):
+        # The optimizer counts the updates it made: a run restored from a
+        # checkpoint goes on from the step it was saved at.
+        return int(start_step.step[...])
+    if isinstance(start_step, bool) or not isinstance(start_step, int) or start_step < 0:
+        raise ValueError(
+            f"start_step must be a whole number of steps, 0 or more, or the nnx.Optimizer whose count the "
+            f"run goes on from; got {start_step!r}"
+        )
+    return start_step

@@ -44,9 +44,7 @@ that fetched it.
 
 from __future__ import annotations
 
-import atexit
 import os
-import sys
 import threading
 import time
 from typing import Any
@@ -60,28 +58,14 @@ from jaxcapture_nb.capturing.recorder import Include, warn_if_nothing_perturbed
 from jaxcapture_nb.core.display import view_of
 from jaxcapture_nb.core.hosts import should_display
 from jaxcapture_nb.runs.history import NonFiniteError
+from jaxcapture_nb.runs.loop_input import first_step
+from jaxcapture_nb.runs.publishing import publishing_thread, running_threads
 from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.runs.tensorboard.writer import LogWriter, require
 from jaxcapture_nb.stats.summary import DEFAULT_BINS
 
 # The view's refresh period: at most ten updates a second.
 PUBLISH_SECONDS = 0.1
-
-PUBLISH_MODES = ("auto", "thread", "loop")
-
-# Publishing threads still running, stopped before the interpreter exits.
-# A daemon thread that is inside JAX when Python finalizes is ended from
-# within C++ frames, which aborts the process; a script that leaves a watch
-# open (or ends with an exception inside one) must still exit cleanly.
-_running: dict[threading.Thread, threading.Event] = {}
-
-
-@atexit.register
-def _stop_running() -> None:
-    for thread, stop in list(_running.items()):
-        stop.set()
-        thread.join()
-    _running.clear()
 
 
 # How often the displayed output is sent again while the loop runs, so that a
@@ -92,53 +76,6 @@ def _stop_running() -> None:
 # removes none), so the wait doubles after each one, up to the longest.
 SAVED_OUTPUT_SECONDS = 5.0
 SAVED_OUTPUT_MAX_SECONDS = 300.0
-
-
-def first_step(start_step: Any) -> int:
-    """The number of a watch's first training step: ``start_step`` itself, or an ``nnx.Optimizer``'s count.
-
-    Raises:
-      ValueError: ``start_step`` is neither a whole number of steps (0 or
-        more) nor an ``nnx.Optimizer``.
-
-    Example:
-      >>> first_step(0), first_step(1200)
-      (0, 1200)
-    """
-    if isinstance(start_step, nnx.Optimizer):
-        # The optimizer counts the updates it made: a run restored from a
-        # checkpoint goes on from the step it was saved at.
-        return int(start_step.step[...])
-    if isinstance(start_step, bool) or not isinstance(start_step, int) or start_step < 0:
-        raise ValueError(
-            f"start_step must be a whole number of steps, 0 or more, or the nnx.Optimizer whose count the "
-            f"run goes on from; got {start_step!r}"
-        )
-    return start_step
-
-
-def publishing_thread(publish: str) -> str:
-    """Which thread sends the view's updates: ``"thread"`` or ``"loop"``.
-
-    ``"auto"`` chooses the loop's own thread where the host does not show
-    widget updates sent from other threads: Google Colab renders none of
-    them (https://github.com/googlecolab/colabtools/issues/3373).
-
-    Args:
-      publish: ``"auto"``, ``"thread"`` or ``"loop"``, as ``watch(publish=)`` takes it.
-
-    Raises:
-      ValueError: any other value.
-
-    Example:
-      >>> publishing_thread("loop"), publishing_thread("thread")
-      ('loop', 'thread')
-    """
-    if publish not in PUBLISH_MODES:
-        raise ValueError(f"publish must be one of {PUBLISH_MODES}, got {publish!r}")
-    if publish == "auto":
-        return "loop" if "google.colab" in sys.modules else "thread"
-    return publish
 
 
 class Watch:
@@ -234,7 +171,7 @@ class Watch:
         if self.publish_from == "thread":
             self.stream.beating = True
             self._publisher = threading.Thread(target=self._publish, name="jaxcapture-watch", daemon=True)
-            _running[self._publisher] = self._stop
+            running_threads[self._publisher] = self._stop
             self._publisher.start()
         else:
             self.stream.after_call.append(self._publish_from_loop)
@@ -366,7 +303,7 @@ class Watch:
         finally:
             if self._publisher is not None:
                 self._publisher.join()
-                _running.pop(self._publisher, None)
+                running_threads.pop(self._publisher, None)
             else:
                 self.stream.after_call.remove(self._publish_from_loop)
             self.stream.settle()

@@ -8,8 +8,8 @@ that never shows a result never imports them.
 
 from jaxcapture_nb.capturing.capture import Capture
 from jaxcapture_nb.core.display import shows
-from jaxcapture_nb.interventions.sweep import PatchingResult
-from jaxcapture_nb.modes.compare import Comparison
+from jaxcapture_nb.interventions.result import PatchingResult
+from jaxcapture_nb.modes.comparison import Comparison
 from jaxcapture_nb.runs.stream import Stream
 
 

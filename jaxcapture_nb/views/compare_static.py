@@ -23,7 +23,7 @@ from jaxcapture_nb.stats.pooling import shares
 from jaxcapture_nb.stats.schema import MODE_COLOURS, number_text, shift_note
 
 if TYPE_CHECKING:  # the comparison is only read here: no import of the code that makes it
-    from jaxcapture_nb.modes.compare import Comparison, SiteComparison
+    from jaxcapture_nb.modes.comparison import Comparison, SiteComparison
 
 _W, _H = 120, 28
 

@@ -26,7 +26,7 @@ from jaxcapture_nb.views.base import FrontEndWidget
 from jaxcapture_nb.views.compare_static import comparison_html
 
 if TYPE_CHECKING:  # the comparison is only read here: no import of the code that makes it
-    from jaxcapture_nb.modes.compare import Comparison
+    from jaxcapture_nb.modes.comparison import Comparison
 
 
 def _buffers(comparison: Comparison) -> dict[str, bytes]:

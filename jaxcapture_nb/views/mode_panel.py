@@ -31,7 +31,8 @@ from typing import Any
 import traitlets as t
 
 from jaxcapture_nb.core.names import shown_name
-from jaxcapture_nb.modes.compare import Comparison, compare_modes
+from jaxcapture_nb.modes.compare import compare_modes
+from jaxcapture_nb.modes.comparison import Comparison
 from jaxcapture_nb.modes.modes import ModeError
 from jaxcapture_nb.modes.settings import ViewSettings, as_json, view_label
 from jaxcapture_nb.views.base import FrontEndWidget

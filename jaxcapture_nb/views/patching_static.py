@@ -18,7 +18,7 @@ from jaxcapture_nb.core.names import html_name
 from jaxcapture_nb.stats.schema import number_text
 
 if TYPE_CHECKING:
-    from jaxcapture_nb.interventions.sweep import PatchingResult
+    from jaxcapture_nb.interventions.result import PatchingResult
 
 # ColorBrewer RdBu, blue to red: js/draw.js's "diverging" map.
 _DIVERGING = np.array([[33, 102, 172], [103, 169, 207], [247, 247, 247], [239, 138, 98], [178, 24, 43]])

@@ -27,7 +27,7 @@ from jaxcapture_nb.views.base import FrontEndWidget
 from jaxcapture_nb.views.patching_static import colour_scale, patching_html
 
 if TYPE_CHECKING:  # the result is only read here
-    from jaxcapture_nb.interventions.sweep import PatchingResult
+    from jaxcapture_nb.interventions.result import PatchingResult
 
 
 def aligned(result: PatchingResult, estimate: PatchingResult | None) -> list[PatchingResult]:
