@@ -24,11 +24,24 @@ def test_the_wheel_ships_the_widget_front_end(tmp_path):
     )
     (wheel,) = tmp_path.glob("jaxcapture_nb-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    front_end = sorted(p.name for p in (ROOT / "js").iterdir() if p.suffix in (".js", ".css"))
-    assert {"common.js", "draw.js", "theme.css", "live_view.js"} <= set(front_end)
-    for name in front_end:
+    sources = sorted(p.name for p in (ROOT / "js").iterdir() if p.suffix in (".js", ".css"))
+    assert {"common.js", "draw.js", "theme.css", "live_view.js"} <= set(sources)
+    for name in sources:
         shipped = zipfile.ZipFile(wheel).read(f"jaxcapture_nb/static/{name}")
         assert shipped == (ROOT / "js" / name).read_bytes()
+    bundles = sorted(p.name for p in front_end.BUNDLES.glob("*.js"))
+    assert bundles == [
+        "capture_view.js",
+        "compare_view.js",
+        "live_view.js",
+        "mode_panel.js",
+        "patching_view.js",
+    ]
+    for name in bundles:
+        assert (
+            zipfile.ZipFile(wheel).read(f"jaxcapture_nb/views/bundles/{name}")
+            == (front_end.BUNDLES / name).read_bytes()
+        )
     assert not any(n.endswith(".map") or "node_modules" in n for n in names)
     # The Jupyter server extension that saves each view's picture is enabled by the install itself.
     (config,) = [n for n in names if n.endswith("etc/jupyter/jupyter_server_config.d/jaxcapture_nb.json")]
@@ -39,7 +52,7 @@ def test_the_wheel_ships_the_widget_front_end(tmp_path):
 def test_the_front_end_needs_nothing_a_host_may_lack():
     """VS Code, Colab and marimo load the same modules: no host API, no import, no parsed HTML.
 
-    The files import only one another, and the modules the widgets ship, those files joined,
+    The files import only one another, and the modules the widgets ship, those files bundled,
     import nothing.
     """
     for path in sorted((ROOT / "js").glob("*.js")):
@@ -47,9 +60,9 @@ def test_the_front_end_needs_nothing_a_host_may_lack():
         for host_only in ("@jupyterlab", "jupyterapp", "require(", "innerHTML", "insertAdjacentHTML"):
             assert host_only not in text, (path.name, host_only)
         lines = [line for line in text.splitlines() if line.startswith("import ")]
-        siblings = front_end.imports(text)
+        siblings = re.findall(r'^import \{[^}]*\} from "\./([\w.-]+\.js)";', text, re.MULTILINE)
         assert len(siblings) == len(lines), path.name
-        assert all((ROOT / "js" / file).exists() for file, _ in siblings), path.name
+        assert all((ROOT / "js" / file).exists() for file in siblings), path.name
     for entry in ("capture_view.js", "live_view.js", "compare_view.js", "mode_panel.js", "patching_view.js"):
         assert "\nimport " not in front_end.module(entry), entry
     for path in sorted((ROOT / "js").glob("*.css")):
@@ -92,32 +105,23 @@ def test_every_widget_module_loads(tmp_path, widget):
     assert _node_load(tmp_path, cls._esm, f"typeof {widget}.render") == "function"
 
 
-def test_a_file_sees_only_what_the_files_before_it_export(tmp_path):
-    shared = "const SPARK = 1;\nconst hidden = 2;\nfunction shown() { return SPARK + hidden; }\nexport { shown };\n"
-    entry = (
-        "const SPARK = 10;\nconst probe = () => [shown(), SPARK, typeof hidden];\nexport default { probe };\n"
-    )
-    source = front_end.scoped([("shared.js", shared), ("entry.js", entry)])
-    assert json.loads(_node_load(tmp_path, source, "JSON.stringify(m.default.probe())")) == [
-        3,
-        10,
-        "undefined",
+def test_the_bundles_are_what_esbuild_makes_of_the_front_end_now(tmp_path):
+    """A change to js/ reaches the widgets only through `npm run build`: a stale bundle fails here."""
+    esbuild = ROOT / "node_modules" / ".bin" / "esbuild"
+    if not esbuild.exists():
+        pytest.skip(
+            "esbuild is not installed (npm ci installs it); the package does not need it, this check does"
+        )
+    build = json.loads((ROOT / "package.json").read_text())["scripts"]["build"].split()
+    assert build[0] == "esbuild" and "--outdir=jaxcapture_nb/views/bundles" in build
+    args = [str(esbuild), *(a for a in build[1:] if not a.startswith("--outdir=")), f"--outdir={tmp_path}"]
+    subprocess.run(args, cwd=ROOT, check=True, capture_output=True, timeout=120)
+    made = sorted(p.name for p in tmp_path.glob("*.js"))
+    assert made == sorted(p.name for p in front_end.BUNDLES.glob("*.js"))
+    stale = [
+        name for name in made if (tmp_path / name).read_bytes() != (front_end.BUNDLES / name).read_bytes()
     ]
-    # The day one widget loads capture_view.js beside compare_draw.js: both keep a private SPARK.
-    files = dict.fromkeys(
-        [*front_end.joined_files("compare_draw.js"), *front_end.joined_files("capture_view.js")]
-    )
-    both = front_end.scoped([(file, front_end.asset(file).read_text()) for file in files])
-    assert _node_load(tmp_path, both, "typeof m.default.render") == "function"
-    with pytest.raises(ValueError, match="both export 'shown'"):
-        front_end.scoped([("a.js", shared), ("b.js", shared), ("entry.js", entry)])
-    with pytest.raises(ValueError, match="needs exactly one"):
-        front_end.scoped([("a.js", "const x = 1;\n"), ("entry.js", entry)])
-    importer = 'import { shown, hidden } from "./shared.js";\nexport default { shown };\n'
-    with pytest.raises(ValueError, match=r"imports \['hidden'\] from shared.js"):
-        front_end.scoped([("shared.js", shared), ("entry.js", importer)])
-    with pytest.raises(ValueError, match=r"imports \['shown', 'hidden'\] from shared.js"):
-        front_end.scoped([("entry.js", importer)])
+    assert stale == [], f"run `npm run build`: {stale} differ from what esbuild makes of js/"
 
 
 def test_every_front_end_file_is_in_a_widget_module():
@@ -130,9 +134,9 @@ def test_every_front_end_file_is_in_a_widget_module():
         front_end.module("patching_view.js"),
     ]
     joined = {
-        line[3:]
+        line[len("// js/") :]
         for source in sources
         for line in source.splitlines()
-        if line.startswith("// ") and line.endswith(".js")
+        if line.startswith("// js/")
     }
     assert joined == {p.name for p in (ROOT / "js").glob("*.js")}

@@ -85,7 +85,7 @@ def front_end_traits(widget: type[FrontEndWidget]) -> set[str]:
     """The trait names a widget's front end reads, sets or listens to."""
     source = front_end.module(widget.front_end)
     used = set(re.findall(r'model\.(?:get|set|on|off)\("(?:change:)?(\w+)"', source))
-    used |= set(re.findall(r'entries\((?:view, )?"(\w+)"\)', source))  # LiveView's sites and scalars
+    used |= set(re.findall(r'entries\d*\((?:view, )?"(\w+)"\)', source))  # LiveView's sites and scalars
     for listed in re.findall(r"const STATUS_TRAITS = \[([^\]]*)\]", source):
         used |= set(re.findall(r'"(\w+)"', listed))
     # A comparison's traits are read through a getter that puts the widget's prefix in front.

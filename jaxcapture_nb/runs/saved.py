@@ -42,14 +42,8 @@ from jaxcapture_nb.core.user_warnings import warn
 from jaxcapture_nb.runs.rows import row_stats
 from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.runs.tensorboard import reader
-from jaxcapture_nb.runs.tensorboard.reader import (
-    FileReport,
-    HistogramValue,
-    Tags,
-    TagValues,
-    histogram_value,
-    problems_text,
-)
+from jaxcapture_nb.runs.tensorboard.reader import FileReport, histogram_value, problems_text
+from jaxcapture_nb.runs.tensorboard.tags import HistogramValue, Tags, TagValues
 from jaxcapture_nb.runs.tensorboard.writer import histogram_edges, parse_site_tag, require, stat_keys
 from jaxcapture_nb.stats import schema
 from jaxcapture_nb.stats.reduced import PASS_FIELDS, float_fields
