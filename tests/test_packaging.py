@@ -97,7 +97,7 @@ def _node_load(tmp_path, source, probe):
     ],
 )
 def test_every_widget_module_loads(tmp_path, widget):
-    """The module a widget ships, its files joined, parses and runs its top level."""
+    """The module a widget ships, its files bundled, parses and runs its top level."""
     module_name, class_name = widget.split(".")
     cls = getattr(importlib.import_module(f"jaxcapture_nb.views.{module_name}"), class_name)
     # A default export is the widget, or (anywidget's factory, called once per widget) makes it.

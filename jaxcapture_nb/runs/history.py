@@ -78,6 +78,7 @@ class History:
         self.writers: list[RunWriter] = []
 
     def series_for(self, key: Any, label: str, kind: str, order: int | None = None) -> SiteSeries:
+        """The series of site ``key``, made on first use; ``order`` places a new one among the others (caller holds the lock)."""
         series = self.series.get(key)
         if series is None:
             series = self.series[key] = SiteSeries(label, kind, self.bins, self.keep_steps, self.layout)
@@ -117,6 +118,7 @@ class History:
         return row
 
     def record_scalar(self, name: str, step: int, value: float, wall: float = math.nan) -> None:
+        """Records a logged scalar's value at ``step``, flagging it when it is not finite."""
         with self.lock:
             series = self.scalar_series(name)
             self.add_scalar_row(series, step, value, wall)

@@ -56,7 +56,7 @@ class Settler:
         self._settling = threading.Lock()  # one settle() at a time, so rows keep their order
 
     def settle(self, wait: bool = True) -> None:
-        """Fetches and records the values that arrived and the scalars :meth:`log` queued.
+        """Fetches and records the values that arrived and the scalars ``Stream.log`` queued.
 
         Calls from several threads take turns, so rows are always recorded in
         the order they came.
