@@ -11,7 +11,7 @@ from models import SowingLinear
 from packaging.requirements import Requirement
 
 from jaxcapture_nb import FlaxCompatibilityError, capture
-from jaxcapture_nb.upstream import flax_internals
+from jaxcapture_nb.upstream import flax_check, flax_internals
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Flax 0.12.11 added sow's and perturb's capture_noop and the nnx_sow_capture_noop flag.
@@ -24,22 +24,22 @@ needs_capture_noop = pytest.mark.skipif(
 @pytest.fixture
 def fresh_check():
     """Runs the test with the once-per-process check forgotten, before and after."""
-    flax_internals.check.cache_clear()
+    flax_check.check.cache_clear()
     yield
-    flax_internals.check.cache_clear()
+    flax_check.check.cache_clear()
 
 
-@pytest.mark.parametrize("assumption", list(flax_internals.ASSUMPTIONS))
+@pytest.mark.parametrize("assumption", list(flax_check.ASSUMPTIONS))
 def test_each_assumption_holds_for_the_installed_flax(assumption):
-    assert flax_internals.ASSUMPTIONS[assumption]()
+    assert flax_check.ASSUMPTIONS[assumption]()
 
 
 def test_the_check_passes_for_the_installed_flax(fresh_check):
-    flax_internals.check()
+    flax_check.check()
 
 
 def assert_names_the_tested_releases(message: str) -> None:
-    assert f"flax {flax_internals.flax_version()} does not show" in message
+    assert f"flax {flax_check.flax_version()} does not show" in message
     assert f"tested with flax {flax_internals.TESTED_FLAX} on Python 3." in message
     assert f"pip install '{flax_internals.FLAX_REQUIREMENT}'" in message
 
@@ -50,7 +50,7 @@ def test_a_flax_with_a_functional_sow_fails_naming_it(monkeypatch, fresh_check):
 
     monkeypatch.setattr(nnx.Module, "sow", functional_sow)
     with pytest.raises(FlaxCompatibilityError) as raised:
-        flax_internals.check()
+        flax_check.check()
     message = str(raised.value)
     assert "Module.sow goes through a module's __captures__ attribute" in message
     assert "Module.sow no longer goes through __captures__, as a functional sow" in message
@@ -66,7 +66,7 @@ def test_a_flax_whose_perturb_ignores_captures_fails_naming_the_assumption_and_v
 
     monkeypatch.setattr(nnx.Module, "perturb", perturb_nothing)
     with pytest.raises(FlaxCompatibilityError) as raised:
-        flax_internals.check()
+        flax_check.check()
     message = str(raised.value)
     assert "Module.sow and Module.perturb store into the module's __captures__ Variables." in message
     assert "functional sow" not in message
@@ -84,7 +84,7 @@ def test_the_check_tries_sow_with_capture_noop_on_and_off(monkeypatch, fresh_che
 
     monkeypatch.setattr(nnx.Module, "sow", sow_skipping_captures_when_noop)
     with pytest.raises(FlaxCompatibilityError, match="no longer goes through __captures__"):
-        flax_internals.check()
+        flax_check.check()
 
 
 def test_a_probe_that_raises_counts_as_a_broken_assumption(monkeypatch, fresh_check):
@@ -93,11 +93,11 @@ def test_a_probe_that_raises_counts_as_a_broken_assumption(monkeypatch, fresh_ch
 
     monkeypatch.setattr(nnx, "view_info", view_info_gone)
     with pytest.raises(FlaxCompatibilityError, match="nnx.view_info prints.*AttributeError"):
-        flax_internals.check()
+        flax_check.check()
 
 
 def test_a_capture_checks_first_and_leaves_the_model_untouched(monkeypatch, fresh_check):
-    monkeypatch.setitem(flax_internals.ASSUMPTIONS, "a behaviour this Flax lacks", lambda: False)
+    monkeypatch.setitem(flax_check.ASSUMPTIONS, "a behaviour this Flax lacks", lambda: False)
     model = SowingLinear(nnx.Rngs(0))
     with pytest.raises(FlaxCompatibilityError, match="a behaviour this Flax lacks"), capture(model):
         pass
@@ -106,8 +106,8 @@ def test_a_capture_checks_first_and_leaves_the_model_untouched(monkeypatch, fres
         pass
     assert {path: dict(vars(m)) for path, m in nnx.iter_modules(model)} == before
     assert not any(flax_internals.CAPTURES in vars(type(m)) for _, m in nnx.iter_modules(model))
-    monkeypatch.delitem(flax_internals.ASSUMPTIONS, "a behaviour this Flax lacks")
-    flax_internals.check.cache_clear()
+    monkeypatch.delitem(flax_check.ASSUMPTIONS, "a behaviour this Flax lacks")
+    flax_check.check.cache_clear()
     with capture(model) as cap:
         model(jnp.ones((1, 2)))
     assert [r.site for r in cap.records] == ["y"]
@@ -124,7 +124,7 @@ def capture_noop_flag():
 
 @needs_capture_noop
 def test_the_check_and_a_capture_pass_with_the_capture_noop_flag_on(capture_noop_flag, fresh_check):
-    flax_internals.check()
+    flax_check.check()
     model = SowingLinear(nnx.Rngs(0))
     model(jnp.ones((1, 2)))  # outside a capture: stores nothing
     assert "y" not in vars(model)
@@ -134,7 +134,7 @@ def test_the_check_and_a_capture_pass_with_the_capture_noop_flag_on(capture_noop
 
 
 def test_a_linen_capture_checks_too(monkeypatch, fresh_check):
-    monkeypatch.setitem(flax_internals.ASSUMPTIONS, "a behaviour this Flax lacks", lambda: False)
+    monkeypatch.setitem(flax_check.ASSUMPTIONS, "a behaviour this Flax lacks", lambda: False)
     module = nn.Dense(2)
     with pytest.raises(FlaxCompatibilityError), capture(module):
         pass
@@ -145,4 +145,4 @@ def test_pyproject_declares_the_tested_ranges_and_the_installed_flax_is_in_this_
     pyproject = (ROOT / "pyproject.toml").read_text()
     for requirement, marker, _ in flax_internals.FLAX_RANGES:
         assert f'"{requirement}; {marker}",' in pyproject
-    assert Requirement(flax_internals.FLAX_REQUIREMENT).specifier.contains(flax_internals.flax_version())
+    assert Requirement(flax_internals.FLAX_REQUIREMENT).specifier.contains(flax_check.flax_version())

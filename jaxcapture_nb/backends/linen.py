@@ -31,7 +31,7 @@ from jaxcapture_nb.core.hosts import host_callback
 from jaxcapture_nb.core.protocols import Delivery, Item, SiteRecorder
 from jaxcapture_nb.stats.records import leaf_sites
 from jaxcapture_nb.stats.summarize import summarize
-from jaxcapture_nb.upstream import flax_internals
+from jaxcapture_nb.upstream import flax_check, flax_internals
 from jaxcapture_nb.upstream.jax_internals import is_tracer
 
 COLLECTION = "intermediates"
@@ -99,7 +99,7 @@ class LinenCapture:
         self.methods = methods
 
     def install(self) -> None:
-        flax_internals.check()
+        flax_check.check()
         if id(self.module) in _ACTIVE or "apply" in vars(self.module):
             raise RuntimeError(
                 f"this {type(self.module).__name__} module is already being captured by another "

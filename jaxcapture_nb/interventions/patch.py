@@ -33,7 +33,7 @@ from jaxcapture_nb.backends.nnx.modules import iter_modules
 from jaxcapture_nb.backends.nnx.patching import PATCH, PatchSlot
 from jaxcapture_nb.backends.replacing import METHOD, PERTURB, SiteSpec
 from jaxcapture_nb.interventions.replacements import as_replacement
-from jaxcapture_nb.upstream import flax_internals
+from jaxcapture_nb.upstream import flax_check, flax_internals
 from jaxcapture_nb.upstream.jax_internals import tracing
 
 
@@ -175,7 +175,7 @@ class Patch:
             return self
         self._traced = tracing()
         if not self._traced:  # the probes trace programs of their own; a sweep checks before its trace
-            flax_internals.check()
+            flax_check.check()
         self._sites = _Sites(self.model)
         planned = self._planned()
         self._installed = []

@@ -29,7 +29,7 @@ from flax import nnx
 from jaxcapture_nb.interventions.patch import patch
 from jaxcapture_nb.interventions.replacements import Replacement
 from jaxcapture_nb.interventions.result import PatchingResult, metric_name
-from jaxcapture_nb.upstream import flax_internals
+from jaxcapture_nb.upstream import flax_check
 
 
 def _recorder(store: dict[str, Any], site: str) -> Replacement:
@@ -171,7 +171,7 @@ def patching_sweep(
     _check_nnx(model)
     sites = _sites_of(sites)
     positions = None if positions is None else tuple(int(p) for p in positions)
-    flax_internals.check()  # before the traces below, whose patches rely on it
+    flax_check.check()  # before the traces below, whose patches rely on it
     graphdef, state = nnx.split(model)
     graphdef = _Graph(graphdef)
     clean_out, clean_values, reached = _recorded_run(
@@ -281,7 +281,7 @@ def attribution_patching(
     """
     _check_nnx(model)
     sites = _sites_of(sites)
-    flax_internals.check()  # before the traces below, whose patches rely on it
+    flax_check.check()  # before the traces below, whose patches rely on it
     graphdef, state = nnx.split(model)
     graphdef = _Graph(graphdef)
     clean_out, clean_values, reached = _recorded_run(

@@ -20,7 +20,7 @@ from typing import Any
 
 from flax import nnx
 
-from jaxcapture_nb.upstream import flax_internals
+from jaxcapture_nb.upstream import flax_check
 from jaxcapture_nb.upstream.flax_internals import (
     filter_predicate,
     has_decode_cache,
@@ -177,7 +177,7 @@ def view_options(model: nnx.Module) -> list[ModuleOptions]:
             f"view options belong to flax.nnx modules, got {type(model).__name__}; Linen modules take "
             "their modes as call arguments (train=, deterministic=), not as module state"
         )
-    flax_internals.check()
+    flax_check.check()
     paths: dict[type, list[str]] = {}
     first: dict[type, nnx.Module] = {}
     for path, module in nnx.iter_modules(model):

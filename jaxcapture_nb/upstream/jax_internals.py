@@ -7,7 +7,7 @@ take a value sowed under ``grad`` or ``vmap`` out to the trace around it,
 and check that a tracer made by an enclosing trace (a step's number) may be
 used where a sow runs now; summaries tell traced arrays from computed ones.
 ``jax._src`` is the only private JAX this needs (each use as JAX 0.10.0 to
-0.12.0.1 have it); :data:`ASSUMPTIONS` tries it, and ``flax_internals.check()``
+0.12.0.1 have it); :data:`ASSUMPTIONS` tries it, and ``flax_check.check()``
 runs these probes with the Flax ones before the first capture.
 """
 

@@ -47,7 +47,7 @@ from jaxcapture_nb.backends.nnx.routes import (
 from jaxcapture_nb.backends.nnx.writer import SiteWriter
 from jaxcapture_nb.core.protocols import Delivery, Item, PackedRow, SiteRecorder
 from jaxcapture_nb.stats.records import leaf_sites, site_name
-from jaxcapture_nb.upstream import flax_internals
+from jaxcapture_nb.upstream import flax_check, flax_internals
 from jaxcapture_nb.upstream.jax_internals import (
     LOOPS,
     current_trace,
@@ -108,7 +108,7 @@ class NnxCapture:
     # -- installing -----------------------------------------------------------
 
     def install(self) -> None:
-        flax_internals.check()
+        flax_check.check()
         # nnx.List/nnx.Dict are containers: they never sow, and an attribute
         # next to their integer keys would break Flax's sorting of state paths.
         modules = [
