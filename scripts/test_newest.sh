@@ -31,8 +31,15 @@ case "${1:-}" in
     ;;
   --inside)  # installs the package and its test tools for Python 3.13, and tests
     shift
-    python -m pip install --quiet --upgrade pip
-    python -m pip install --quiet -e ".[test]"
+    # Installed again when what the install reads changes, or a day after the
+    # last install, so that a new Flax or JAX release is picked up.
+    stamp=/venv/.jaxcapture_nb-installed
+    wanted=$(cat pyproject.toml jupyter-config/*.json | sha256sum)
+    if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ] || [ -z "$(find "$stamp" -mmin -1440 2>/dev/null)" ]; then
+      python -m pip install --quiet --upgrade pip
+      python -m pip install --quiet -e ".[test]"
+      echo "$wanted" > "$stamp"
+    fi
     python -c 'import platform, flax, jax, jaxlib
 print(f"Newest stack: Python {platform.python_version()}, flax {flax.__version__},",
       f"jax {jax.__version__}, jaxlib {jaxlib.__version__}")'
