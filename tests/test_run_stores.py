@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from jaxcapture_nb import Run, compare_runs, overlay_runs, read_run, summarize, watch
-from jaxcapture_nb.core.protocols import RunReader
 from jaxcapture_nb.runs import sources
+from jaxcapture_nb.runs.sources import RunReader
 from jaxcapture_nb.runs.stream import Stream
 
 BINS = 16

@@ -124,30 +124,6 @@ class RunWriter(Protocol):
 
 
 @runtime_checkable
-class RunReader(Protocol):
-    """Reads the runs one store keeps into :class:`~jaxcapture_nb.runs.stream.Stream` s, for the views that show saved runs.
-
-    :class:`~jaxcapture_nb.runs.saved.TensorBoardReader` (folders of event
-    files) is the first; a reader for another tracker or store is a class
-    with these three methods, listed in ``sources.READERS``. It fills
-    the stream through the stream's public methods (``site_series``,
-    ``add_row``, ``scalar_series``, ``add_scalar_row``, ``flag_nonfinite``).
-    """
-
-    def reads(self, source: Any) -> bool:
-        """Whether ``source`` (a path, a URL...) names a run, or a place holding runs, of this store."""
-        ...
-
-    def runs_in(self, source: Any) -> dict[str, Any]:
-        """The runs ``source`` holds, by name, each as a source :meth:`read` takes; raises if it holds none."""
-        ...
-
-    def read(self, source: Any, *, bins: int | None, keep_steps: int) -> Any:
-        """The rows of run ``source``: a ``Stream`` that ended, with ``bins`` histogram bins (None: the run's) and ``keep_steps`` rows per site."""
-        ...
-
-
-@runtime_checkable
 class SiteRecorder(Protocol):
     """Where a backend hands the values and summaries a model sows.
 

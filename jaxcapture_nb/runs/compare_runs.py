@@ -148,7 +148,8 @@ def compare_runs(
     labelled = _labelled(runs)
     names, streams = list(labelled), list(labelled.values())
     for stream in streams:
-        stream.settle()
+        if isinstance(stream, Stream):  # a watch's, which may still be filling
+            stream.settle()
     step = last_shared_step(streams) if step is None else int(step)
     bins = bins or streams[0].bins
     # Sites are matched by what the views call them: a live run and one read

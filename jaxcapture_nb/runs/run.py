@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from jaxcapture_nb.runs.history import History
 from jaxcapture_nb.runs.series import SiteSeries
-from jaxcapture_nb.runs.stream import Stream
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -20,12 +20,14 @@ class Run:
 
     Attributes:
       name: how views label the run.
-      stream: its rows, which a running watch goes on filling.
+      stream: its rows: a :class:`~jaxcapture_nb.runs.history.History`, which a
+        running watch's stream goes on filling.
       source: what it was read from: the :class:`~jaxcapture_nb.Watch` or
         :class:`~jaxcapture_nb.LiveView` recording it, or the saved run (a
         log's path) a store read.
 
     Example:
+      >>> from jaxcapture_nb.runs.stream import Stream
       >>> stream = Stream(bins=8, include=None, every=1, keep_steps=100, grads=False)
       >>> stream.add_scalar_row(stream.scalar_series("loss"), 0, 0.5)
       >>> run = Run("baseline", stream)
@@ -34,7 +36,7 @@ class Run:
     """
 
     name: str
-    stream: Stream
+    stream: History
     source: Any = None
 
     @property

@@ -84,7 +84,7 @@ def read_log(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
 
 
 class TensorBoardReader:
-    """Runs kept as TensorBoard event files: a folder of them, or one file (a :class:`~jaxcapture_nb.core.protocols.RunReader`)."""
+    """Runs kept as TensorBoard event files: a folder of them, or one file (a :class:`~jaxcapture_nb.runs.sources.RunReader`)."""
 
     def reads(self, source: Any) -> bool:
         return isinstance(source, (str, os.PathLike))

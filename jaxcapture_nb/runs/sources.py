@@ -9,7 +9,7 @@ reads it. :func:`overlay_runs <jaxcapture_nb.overlay_runs>` and
 :func:`compare_runs <jaxcapture_nb.compare_runs>` take runs only through
 :func:`read_run`, which makes each a :class:`~jaxcapture_nb.Run`, so a run
 of a new kind is taught here once, and a new store is one module: a
-:class:`~jaxcapture_nb.core.protocols.RunReader` listed in :data:`READERS` (and
+:class:`RunReader` listed in :data:`READERS` (and
 a :class:`~jaxcapture_nb.core.protocols.RunWriter` that ``watch`` adds to its
 stream's ``writers``).
 """
@@ -22,7 +22,7 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from jaxcapture_nb.core.protocols import RunReader
+from jaxcapture_nb.runs.history import History
 from jaxcapture_nb.runs.run import Run
 from jaxcapture_nb.runs.saved import TensorBoardReader
 from jaxcapture_nb.runs.stream import Stream
@@ -36,6 +36,30 @@ class ShowsRuns(Protocol):
     """A view of runs (a :class:`~jaxcapture_nb.LiveView`): a run can be taken from it."""
 
     runs: list[Run]
+
+
+@typing.runtime_checkable
+class RunReader(Protocol):
+    """Reads the runs one store keeps, each into a :class:`~jaxcapture_nb.runs.history.History`, for the views that show saved runs.
+
+    :class:`~jaxcapture_nb.runs.saved.TensorBoardReader` (folders of event
+    files) is the first; a reader for another tracker or store is a class
+    with these three methods, listed in ``sources.READERS``. It fills
+    the history through its public methods (``site_series``,
+    ``add_row``, ``scalar_series``, ``add_scalar_row``, ``flag_nonfinite``).
+    """
+
+    def reads(self, source: Any) -> bool:
+        """Whether ``source`` (a path, a URL...) names a run, or a place holding runs, of this store."""
+        ...
+
+    def runs_in(self, source: Any) -> dict[str, Any]:
+        """The runs ``source`` holds, by name, each as a source :meth:`read` takes; raises if it holds none."""
+        ...
+
+    def read(self, source: Any, *, bins: int | None, keep_steps: int) -> History:
+        """The rows of run ``source``: a history that ended, with ``bins`` histogram bins (None: the run's) and ``keep_steps`` rows per site."""
+        ...
 
 
 # The stores saved runs are read from, asked in order: the first that reads a source reads it.
