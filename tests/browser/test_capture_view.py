@@ -409,6 +409,11 @@ def test_at_900_px_the_table_scrolls_sideways_and_cut_cells_have_titles(net):
         page.set_viewport_size({"width": 900, "height": 900})
         page.fill(".jcnb-filter", "")
         page.wait_for_selector(".jcnb-root[data-visible-rows='8']")
+        # The notebook lays itself out again after the resize, on a busy machine a
+        # while later: the table is measured once it fits the window.
+        page.wait_for_function(
+            "() => document.querySelector('.jcnb-scroller').getBoundingClientRect().right <= window.innerWidth"
+        )
         widths = page.eval_on_selector(".jcnb-scroller", "s => [s.scrollWidth, s.clientWidth]")
         assert widths[0] > widths[1], widths
         # Every cell whose text is cut (or part of a path) carries all of it in its title.
