@@ -104,6 +104,30 @@ def test_model_side_code_never_imports_a_view():
     assert into_views == []
 
 
+# How a run's rows are kept and filled: only runs/ knows; a view reads a Run.
+RUN_INSIDES = {"history", "stream", "settling", "arrivals", "publishing", "loop_input"}
+
+
+def test_only_runs_knows_how_a_run_keeps_its_rows():
+    reaching_in = [
+        f"{module}: {target}"
+        for module in MODULES
+        if package_of(module) not in ("", "runs")
+        for target, _, _ in imports(module)
+        if package_of(target) == "runs" and target.split(".")[2] in RUN_INSIDES
+    ]
+    assert reaching_in == []
+    # A view reads a run through Run; LiveView.stream only hands the first run's rows to its user.
+    stream_reads = [
+        f"{module}: {ast.unparse(node)}"
+        for module in MODULES
+        if package_of(module) == "views"
+        for node in ast.walk(ast.parse(MODULES[module].read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "stream" and isinstance(node.ctx, ast.Load)
+    ]
+    assert stream_reads == ["jaxcapture_nb.views.live_view: self.runs[0].stream"]
+
+
 def test_no_private_name_crosses_a_package():
     crossing = [
         f"{module}: {target}.{name}"

@@ -8,7 +8,7 @@ import textwrap
 import jax.numpy as jnp
 from flax import nnx
 
-from jaxcapture_nb import watch
+from jaxcapture_nb import read_run, watch
 from jaxcapture_nb.core.hosts import has_front_end, should_display
 from jaxcapture_nb.runs.watch import SAVED_OUTPUT_MAX_SECONDS, SAVED_OUTPUT_SECONDS
 from jaxcapture_nb.views.live_static import live_html, live_text
@@ -182,7 +182,7 @@ def test_the_live_text_and_picture_name_kinds_as_the_view_does():
     grad = nnx.jit(nnx.grad(lambda m, x: m(x)))
     with watch(model, grads=True, display=False) as w:
         grad(model, jnp.ones((2, 4)))
-    text = live_text(w.stream)
+    text = live_text(read_run(w))
     assert "Perturbation" not in text and "Perturbation" not in repr(w.view)
     kinds = sorted(line.split()[1] for line in text.splitlines()[1:])
     assert kinds == ["Intermediate", "activation", "gradient"]
@@ -205,6 +205,6 @@ def test_the_saved_picture_draws_every_site_with_its_bands():
         for k in range(3):
             grad(model, jnp.full((2, 4), float(k)))
             w.log(step=k, loss=float(k))
-    page = live_html(w.stream)
+    page = live_html(read_run(w))
     picture = base64.b64decode(page.split("base64,")[1].split('"')[0])
     assert len(w.stream.series) == 3 and picture.startswith(b"\x89PNG")

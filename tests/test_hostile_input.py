@@ -16,7 +16,7 @@ from flax import nnx
 from flax.core import FrozenDict
 from models import LinenModeNet, ModeNet
 
-from jaxcapture_nb import JaxCaptureWarning, capture, compare_modes, mode_panel, summarize, watch
+from jaxcapture_nb import JaxCaptureWarning, capture, compare_modes, mode_panel, read_run, summarize, watch
 from jaxcapture_nb.core.names import QUOTE_LIMIT, html_name, quoted, shown_name
 from jaxcapture_nb.views.compare_static import comparison_html
 from jaxcapture_nb.views.live_static import live_html, live_text
@@ -109,13 +109,13 @@ def test_control_characters_in_site_and_scalar_names_stay_escaped_in_the_live_vi
         for step in range(2):
             model(jnp.ones((2, 3)))
             w.log(step=step, **{"loss\n\u202e": 1.0})
-    text = live_text(w.stream)
+    text = live_text(read_run(w))
     sites = [s.label for s in w.stream.series.values()]
     assert len(text.splitlines()) == 1 + len(sites)  # a summary line and one per site
     assert no_raw_controls(text, keep_newlines=True)
     assert "loss\\n\\u202e" in text and "r\\u202eevil" in text
     assert repr(w.view) == text
-    assert no_raw_controls(live_html(w.stream), keep_newlines=True)  # the <pre> keeps its own lines
+    assert no_raw_controls(live_html(read_run(w)), keep_newlines=True)  # the <pre> keeps its own lines
 
 
 def test_control_characters_in_site_names_and_mode_labels_stay_escaped_in_a_comparison():

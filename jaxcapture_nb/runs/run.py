@@ -1,10 +1,18 @@
-"""Run: one recorded run, as the views and functions that show or compare runs read it."""
+"""Run: one recorded run, as the views and functions that show or compare runs read it.
+
+A view reads a run only through :class:`Run`: what the rows are, how far
+the run got and how it ended. Where its rows come from (a watched model's
+stream, a saved log a reader filled) stays inside :mod:`jaxcapture_nb.runs`.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
+from jaxcapture_nb.core.clock import StepPace
 from jaxcapture_nb.runs.history import History
 from jaxcapture_nb.runs.series import SiteSeries
 
@@ -33,11 +41,18 @@ class Run:
       >>> run = Run("baseline", stream)
       >>> run.name, list(run.scalars), run.steps, run.ended
       ('baseline', ['loss'], 1, False)
+      >>> with run.reading():
+      ...     run.scalars["loss"].stats[0, 0], run.first_nonfinite
+      (np.float32(0.5), None)
     """
 
     name: str
     stream: History
     source: Any = None
+
+    def reading(self) -> AbstractContextManager[Any]:
+        """Holds the rows still while a reader reads several of them as one (a watch's thread may be adding rows)."""
+        return self.stream.lock
 
     @property
     def sites(self) -> list[SiteSeries]:
@@ -46,10 +61,51 @@ class Run:
             return list(self.stream.series.values())
 
     @property
+    def keyed_sites(self) -> dict[Any, SiteSeries]:
+        """Each site's rows by a key that stays the same while the run goes on (a view remembers what it sent by it)."""
+        with self.stream.lock:
+            return dict(self.stream.series)
+
+    @property
     def scalars(self) -> dict[str, SiteSeries]:
         """Each scalar's rows (the loss, a learning rate...), by name."""
         with self.stream.lock:
             return dict(self.stream.scalars)
+
+    @property
+    def bins(self) -> int:
+        """Histogram bins of every site's rows."""
+        return self.stream.bins
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The statistics of each row, in order (see ``RowLayout``)."""
+        return tuple(self.stream.layout.columns)
+
+    @property
+    def version(self) -> int:
+        """Changes whenever rows were dropped (thinned), so that a reader reads every row again."""
+        return self.stream.version
+
+    @property
+    def pace(self) -> StepPace:
+        """Steps a second and the time left, for a progress line."""
+        return self.stream.pace
+
+    @property
+    def beating(self) -> bool:
+        """Whether a thread sends word while the run goes on, so that silence means the kernel may be gone."""
+        return self.stream.beating
+
+    @property
+    def first_nonfinite(self) -> tuple[str, int] | None:
+        """The first site or scalar (by name) and the step that held a NaN or Inf; None while none has."""
+        return self.stream.first_nonfinite
+
+    @property
+    def first_nonfinite_series(self) -> SiteSeries | None:
+        """The rows of the site or scalar :attr:`first_nonfinite` names."""
+        return self.stream.first_nonfinite_series
 
     @property
     def steps(self) -> int:
@@ -60,3 +116,39 @@ class Run:
     def ended(self) -> bool:
         """Whether no more rows will come: its watch has ended, or it was read from a store."""
         return self.stream.ended
+
+    @property
+    def ended_as(self) -> str:
+        """How the run ended early ("interrupted at step 442"); "" while it runs or when it ran to its end."""
+        return self.stream.ended_as
+
+
+# What a view of runs is given: one run's history, histories by run name, or runs.
+Shown = History | Mapping[str, History] | Sequence[Run]
+
+
+def runs_shown(runs: Shown) -> list[Run]:
+    """The runs a view shows: one unnamed run, the named runs of a mapping, or :class:`Run` s, which share bins.
+
+    Raises:
+      ValueError: no run, a run given twice, or runs with different bins.
+    """
+    if isinstance(runs, History):
+        return [Run("", runs, runs)]
+    if isinstance(runs, Mapping):
+        shown = [Run(str(name), s, s) for name, s in runs.items()]
+    else:
+        shown = list(runs)
+    if not shown:
+        raise ValueError("a LiveView needs at least one run")
+    for k, run in enumerate(shown):
+        again = next((other.name for other in shown[:k] if other.stream is run.stream), None)
+        if again is not None:
+            raise ValueError(f"run {run.name!r} is run {again!r} again; show each run once")
+    bins = {run.stream.bins for run in shown}
+    if len(bins) > 1:
+        listed = ", ".join(f"{run.name}: {run.stream.bins}" for run in shown)
+        raise ValueError(
+            f"runs shown together need the same number of bins, got {listed}; record them with the same bins="
+        )
+    return shown

@@ -60,6 +60,7 @@ from jaxcapture_nb.core.hosts import should_display
 from jaxcapture_nb.runs.history import NonFiniteError
 from jaxcapture_nb.runs.loop_input import first_step
 from jaxcapture_nb.runs.publishing import publishing_thread, running_threads
+from jaxcapture_nb.runs.run import Run
 from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.runs.tensorboard.writer import LogWriter, require
 from jaxcapture_nb.stats.summary import DEFAULT_BINS
@@ -150,7 +151,7 @@ class Watch:
         """
         with self._view_lock:
             if self._view is None and self._entered:
-                self._view = view_of(self.stream, total=self.total)
+                self._view = view_of(Run("", self.stream, self), total=self.total)
                 if self.stream.ended:
                     self._view.publish(final=True)
             return self._view
@@ -179,14 +180,15 @@ class Watch:
 
     def _publish(self) -> None:
         while not self._stop.wait(PUBLISH_SECONDS):
-            self.stream.settle(wait=False)
-            self._publish_views()
-            self._refresh_saved_output()
+            self._refresh()
 
-    def _publish_views(self) -> None:
+    def _refresh(self) -> None:
+        """Reads the rows of the steps the device has finished, and sends them to the views and the saved output."""
+        self.stream.settle(wait=False)
         for view in (self._view, *self.overlays):
             if view is not None:
                 view.publish()
+        self._refresh_saved_output()
 
     def _publish_from_loop(self) -> None:
         """Refreshes the view from the loop's thread, at most every PUBLISH_SECONDS.
@@ -197,9 +199,7 @@ class Watch:
         if now - self._published_at < PUBLISH_SECONDS:
             return
         self._published_at = now
-        self.stream.settle(wait=False)
-        self._publish_views()
-        self._refresh_saved_output()
+        self._refresh()
 
     def _refresh_saved_output(self) -> None:
         """Sends the displayed output again, with the fallback of now; see SAVED_OUTPUT_SECONDS.

@@ -10,7 +10,7 @@ from jaxcapture_nb.capturing.capture import Capture
 from jaxcapture_nb.core.display import shows
 from jaxcapture_nb.interventions.result import PatchingResult
 from jaxcapture_nb.modes.comparison import Comparison
-from jaxcapture_nb.runs.stream import Stream
+from jaxcapture_nb.runs.run import Run
 
 
 @shows(Capture)
@@ -34,8 +34,8 @@ def _patching_view(result: PatchingResult, *, estimate: PatchingResult | None = 
     return PatchingView(result, estimate)
 
 
-@shows(Stream)
-def _live_view(stream: Stream, *, total: int | None = None):
+@shows(Run)
+def _live_view(run: Run, *, total: int | None = None):
     from jaxcapture_nb.views.live_view import LiveView
 
-    return LiveView(stream, total=total)
+    return LiveView([run], total=total)

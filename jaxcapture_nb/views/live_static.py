@@ -20,7 +20,6 @@ import numpy as np
 from jaxcapture_nb.core.names import counted, html_name, shown_name
 from jaxcapture_nb.runs.run import Run
 from jaxcapture_nb.runs.series import EVALUATION, SiteSeries, kind_label
-from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.stats import schema
 from jaxcapture_nb.stats.pooling import bands, percentile_column
 
@@ -28,23 +27,25 @@ _MAX_SITES = 12
 _GRID = 48  # value rows of the picture
 
 
-def live_text(stream: Stream) -> str:
+def live_text(run: Run) -> str:
     """A deterministic plain-text summary: sites, steps recorded, first NaN/Inf.
 
     Example:
-      >>> live_text(Stream(bins=8, include=None, every=1, keep_steps=10, grads=False))
+      >>> from jaxcapture_nb.runs.stream import Stream
+      >>> live_text(Run("", Stream(bins=8, include=None, every=1, keep_steps=10, grads=False)))
       'LiveView: nothing recorded yet'
     """
-    with stream.lock:
-        series = list(stream.series.values())
-        scalars = list(stream.scalars)
-        found = stream.first_nonfinite
-        seen = stream.steps_seen
+    with run.reading():
+        series = run.sites
+        scalars = list(run.scalars)
+        found = run.first_nonfinite
+        seen = run.steps
+        ended_as = run.ended_as
     if not series and not scalars:
         return "LiveView: nothing recorded yet"
     lines = [
         f"LiveView: {counted(len(series), 'site')}, {counted(seen, 'step')} seen"
-        + (f", {stream.ended_as}" if stream.ended_as else "")
+        + (f", {ended_as}" if ended_as else "")
         + (f", scalars: {', '.join(map(shown_name, scalars))}" if scalars else "")
     ]
     if found is not None:
@@ -104,11 +105,11 @@ def _evaluations_paired(series: list[SiteSeries]) -> list[SiteSeries]:
     return paired
 
 
-def live_png(stream: Stream) -> bytes:
+def live_png(run: Run) -> bytes:
     """The histograms over steps of up to twelve sites, and the scalars, as a PNG."""
-    with stream.lock:
-        series = _evaluations_paired([s for s in stream.series.values() if s.size])[:_MAX_SITES]
-        scalars = [s for s in stream.scalars.values() if s.size]
+    with run.reading():
+        series = _evaluations_paired([s for s in run.sites if s.size])[:_MAX_SITES]
+        scalars = [s for s in run.scalars.values() if s.size]
         panels = [(s, over_steps(s)) for s in series]
         scalar_rows = [(s.label, s.steps[: s.size].copy(), s.stats[: s.size, 0].copy()) for s in scalars]
     count = len(panels) + len(scalar_rows)
@@ -149,10 +150,10 @@ def live_png(stream: Stream) -> bytes:
     return buffer.getvalue()
 
 
-def live_html(stream: Stream) -> str:
+def live_html(run: Run) -> str:
     """Script-free HTML: the text summary and the PNG of :func:`live_png`."""
-    picture = base64.b64encode(live_png(stream)).decode("ascii")
-    summary = html.escape(live_text(stream))
+    picture = base64.b64encode(live_png(run)).decode("ascii")
+    summary = html.escape(live_text(run))
     return (
         f'<div class="jcnb-live-static"><pre>{summary}</pre>'
         f'<img alt="histograms over steps" src="data:image/png;base64,{picture}"/></div>'
@@ -168,14 +169,14 @@ def overlay_png(runs: list[Run]) -> bytes:
     """Each scalar and the median of up to twelve sites over steps, a line per run in its colour, as a PNG."""
     scalars: dict[str, list[tuple[int, np.ndarray, np.ndarray]]] = {}
     sites: dict[tuple[str, str], list[tuple[int, np.ndarray, np.ndarray]]] = {}
-    for k, stream in enumerate(run.stream for run in runs):
-        with stream.lock:
-            for s in stream.scalars.values():
+    for k, run in enumerate(runs):
+        with run.reading():
+            for s in run.scalars.values():
                 if s.size:
                     scalars.setdefault(s.label, []).append(
                         (k, s.steps[: s.size].copy(), s.stats[: s.size, 0].copy())
                     )
-            for s in stream.series.values():
+            for s in run.sites:
                 if s.size:
                     median = s.stats[: s.size, percentile_column(schema.MEDIAN, s.columns)].copy()
                     sites.setdefault((s.label, s.kind), []).append((k, s.steps[: s.size].copy(), median))
@@ -246,7 +247,7 @@ def _readable_y(ax, values: np.ndarray) -> None:
 def runs_html(runs: list[Run], text: str) -> str:
     """Script-free HTML of a view of several runs: ``text`` and each run's picture, or, for many runs, one of all."""
     if len(runs) <= RUNS_PICTURED_APART:
-        return "".join(f"<div><b>run {html_name(run.name)}</b></div>{live_html(run.stream)}" for run in runs)
+        return "".join(f"<div><b>run {html_name(run.name)}</b></div>{live_html(run)}" for run in runs)
     picture = base64.b64encode(overlay_png(runs)).decode("ascii")
     return (
         f'<div class="jcnb-live-static"><pre>{html.escape(text)}</pre>'

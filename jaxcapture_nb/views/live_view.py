@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import traitlets as t
 
 from jaxcapture_nb.core.wire import LiveEntry, LiveProgress, LiveUpdate, RunProgress
-from jaxcapture_nb.runs.run import Run
+from jaxcapture_nb.runs.run import Run, Shown, runs_shown
 from jaxcapture_nb.runs.series import kind_label
-from jaxcapture_nb.runs.stream import Stream
 from jaxcapture_nb.views.base import FrontEndWidget
 from jaxcapture_nb.views.live_static import live_html, live_text, runs_html
 
@@ -77,7 +76,7 @@ class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
     picture of the histograms over steps.
 
     Args:
-      stream: the history to show; for several runs overlaid (all with the
+      stream: the run to show, or its history; for several runs overlaid (all with the
         same ``bins``), ``{run name: history}`` or a list of
         :class:`~jaxcapture_nb.Run` s.
       total: the number of steps planned, for the ETA.
@@ -95,11 +94,10 @@ class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
     _update = t.Dict().tag(sync=True)  # wire.LiveUpdate
     _progress = t.Dict().tag(sync=True)
 
-    def __init__(
-        self, stream: Stream | Mapping[str, Stream] | Sequence[Run], total: int | None = None, **kwargs: Any
-    ):
-        self.runs = _runs_shown(stream)
+    def __init__(self, stream: Shown, total: int | None = None, **kwargs: Any):
+        self.runs = runs_shown(stream)
         self.stream = self.runs[0].stream
+        first = self.runs[0]
         self.total = total
         self._created = time.perf_counter()
         self._handles: list[Any] = []  # displays to send again, see keep_saved_output_fresh
@@ -112,8 +110,8 @@ class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
         self._publishing = threading.Lock()
         super().__init__(
             _runs=[run.name for run in self.runs] if len(self.runs) > 1 else [],
-            _bins=self.stream.bins,
-            _stat_columns=list(self.stream.layout.columns),
+            _bins=first.bins,
+            _stat_columns=list(first.columns),
             _update=_update_message(0, True, [], []),
             **kwargs,
         )
@@ -125,13 +123,13 @@ class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
           final: the runs have ended: send everything, and say so.
         """
         with self._publishing:
-            versions = [run.stream.version for run in self.runs]
+            versions = [run.version for run in self.runs]
             base = final or versions != self._sent_versions or self._fresh()
             blocks, scalar_blocks = [], []
-            for run, stream in enumerate(run.stream for run in self.runs):
-                with stream.lock:
-                    sites = self._listed(self._site_order, run, stream.series)
-                    scalars = self._listed(self._scalar_order, run, stream.scalars)
+            for k, run in enumerate(self.runs):
+                with run.reading():
+                    sites = self._listed(self._site_order, k, run.keyed_sites)
+                    scalars = self._listed(self._scalar_order, k, run.scalars)
                     blocks += self._new_rows(sites, base)
                     scalar_blocks += self._new_rows(scalars, base)
             self._sent_versions = versions
@@ -140,7 +138,7 @@ class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
             return
         with self.hold_sync():
             if len(self._site_order) != len(self._sites):
-                sites = self._in_order(self._site_order, "series")
+                sites = self._in_order(self._site_order, "keyed_sites")
                 site_entries: list[LiveEntry] = [
                     {"label": s.label, "kind": kind_label(s.kind), "run": run} for run, s in sites
                 ]
@@ -162,8 +160,12 @@ class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
         return [(order.setdefault((run, key), len(order)), (run, key), s) for key, s in series.items()]
 
     def _in_order(self, order: dict, field: str) -> list[tuple[int, Any]]:
-        """(run, series) in the browser's order; ``field`` is the Stream's ``"series"`` or ``"scalars"``."""
-        return [(run, getattr(self.runs[run].stream, field)[key]) for run, key in order]
+        """(run, series) in the browser's order; ``field`` is the Run's ``"keyed_sites"`` or ``"scalars"``."""
+        tables: dict[int, dict] = {}  # each run's series, copied once
+        for run, _ in order:
+            if run not in tables:
+                tables[run] = getattr(self.runs[run], field)
+        return [(run, tables[run][key]) for run, key in order]
 
     def _new_rows(self, series: list, base: bool) -> list[tuple[int, int, tuple[np.ndarray, ...]]]:
         """Per series with changes: (index, rows the browser drops, rows it appends)."""
@@ -183,9 +185,9 @@ class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
         return blocks
 
     def _progress_now(self, final: bool) -> LiveProgress:
-        runs = [self._run_progress(k, run.stream, final) for k, run in enumerate(self.runs)]
+        runs = [self._run_progress(k, run, final) for k, run in enumerate(self.runs)]
         seen = max(p["seen"] for p in runs)
-        pace = self.stream.pace
+        pace = self.runs[0].pace
         pace.note(runs[0]["seen"], time.perf_counter())
         rate, eta = pace.rate, pace.eta(self.total)
         first = min(
@@ -194,7 +196,7 @@ class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
         found = runs[first[1]]["nonfinite"] if first else None
         progress: LiveProgress = {
             # Which of ``_sites`` (or ``_scalars``) it is, so the view opens that one.
-            "nonfinite_site": self._index_of(self._site_order, first, "series"),
+            "nonfinite_site": self._index_of(self._site_order, first, "keyed_sites"),
             "nonfinite_scalar": self._index_of(self._scalar_order, first, "scalars"),
             "seen": seen,
             "recorded": max(p["recorded"] for p in runs),
@@ -207,21 +209,21 @@ class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
             "runs": runs if len(runs) > 1 else [],
         }
         # The beat of a view whose run a thread publishes (see BEAT_SECONDS).
-        if any(run.stream.beating for run in self.runs) and not progress["done"]:
+        if any(run.beating for run in self.runs) and not progress["done"]:
             progress["beat"] = int(time.time() / BEAT_SECONDS)
             progress["silence"] = SILENCE_SECONDS
         return progress
 
     @staticmethod
-    def _run_progress(run: int, stream: Stream, final: bool) -> RunProgress:
-        """One run's steps seen and recorded, whether and how it has ended, and its first NaN/Inf."""
-        found = stream.first_nonfinite
+    def _run_progress(k: int, run: Run, final: bool) -> RunProgress:
+        """Run ``k``'s steps seen and recorded, whether and how it has ended, and its first NaN/Inf."""
+        found = run.first_nonfinite
         return {
-            "seen": stream.steps_seen,
-            "recorded": max((s.size for s in stream.series.values()), default=0),
-            "done": final or stream.ended,
-            "ended": stream.ended_as,
-            "nonfinite": None if found is None else {"site": found[0], "step": found[1], "run": run},
+            "seen": run.steps,
+            "recorded": max((s.size for s in run.sites), default=0),
+            "done": final or run.ended,
+            "ended": run.ended_as,
+            "nonfinite": None if found is None else {"site": found[0], "step": found[1], "run": k},
         }
 
     def _index_of(self, order: dict, first: tuple[int, int] | None, field: str) -> int | None:
@@ -230,14 +232,13 @@ class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
         Args:
           order: ``_site_order`` or ``_scalar_order``.
           first: (step, run) of the first NaN/Inf, or None.
-          field: the Stream's ``"series"`` or ``"scalars"``.
+          field: the Run's ``"keyed_sites"`` or ``"scalars"``.
         """
         if first is None:
             return None
-        stream = self.runs[first[1]].stream
-        key = next(
-            (key for key, s in getattr(stream, field).items() if s is stream.first_nonfinite_series), None
-        )
+        run = self.runs[first[1]]
+        found = run.first_nonfinite_series
+        key = next((key for key, s in getattr(run, field).items() if s is found), None)
         return order.get((first[1], key)) if key is not None else None
 
     def keep_saved_output_fresh(self) -> None:
@@ -270,32 +271,9 @@ class LiveView(FrontEndWidget, entry="live_view.js", css="live_view.css"):
 
     def _text(self) -> str:
         if len(self.runs) == 1:
-            return live_text(self.stream)
-        return "\n\n".join(f"run {run.name}:\n{live_text(run.stream)}" for run in self.runs)
+            return live_text(self.runs[0])
+        return "\n\n".join(f"run {run.name}:\n{live_text(run)}" for run in self.runs)
 
     def _saved_view(self) -> tuple[str, str]:
         text = self._text()
-        return text, live_html(self.stream) if len(self.runs) == 1 else runs_html(self.runs, text)
-
-
-def _runs_shown(runs: Stream | Mapping[str, Stream] | Sequence[Run]) -> list[Run]:
-    """The runs a view shows: one unnamed run, the named runs of a mapping, or :class:`Run` s, which share bins."""
-    if isinstance(runs, Stream):
-        return [Run("", runs, runs)]
-    if isinstance(runs, Mapping):
-        shown = [Run(str(name), s, s) for name, s in runs.items()]
-    else:
-        shown = list(runs)
-    if not shown:
-        raise ValueError("a LiveView needs at least one run")
-    for k, run in enumerate(shown):
-        again = next((other.name for other in shown[:k] if other.stream is run.stream), None)
-        if again is not None:
-            raise ValueError(f"run {run.name!r} is run {again!r} again; show each run once")
-    bins = {run.stream.bins for run in shown}
-    if len(bins) > 1:
-        listed = ", ".join(f"{run.name}: {run.stream.bins}" for run in shown)
-        raise ValueError(
-            f"runs shown together need the same number of bins, got {listed}; record them with the same bins="
-        )
-    return shown
+        return text, live_html(self.runs[0]) if len(self.runs) == 1 else runs_html(self.runs, text)
