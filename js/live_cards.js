@@ -1,7 +1,7 @@
 // LiveView's site cards: per site, its histograms over steps (drawn by
-// live_heat.js, live_lines.js and live_run_bands.js) and small traces of
-// mean, std, zeros % and NaN/Inf. Cards fill the grid's columns, and their
-// charts are drawn as wide as the card is.
+// live_heat.js, live_lines.js and live_run_bands.js) and small traces of the
+// schema's compact statistics (mean, std, zeros %) and NaN/Inf. Cards fill the
+// grid's columns, and their charts are drawn as wide as the card is.
 
 import { h, sized, siteMatcher } from "./common.js";
 import { themeOf, linearScale } from "./draw.js";
@@ -24,9 +24,6 @@ import { cardTools, showExpanded } from "./live_export.js";
 const TRACE_H = 30;
 // Room between a card's traces (CSS .jcnb-live-traces gap).
 const TRACE_GAP = 5;
-// The statistics a card traces: the view's choice; their labels and
-// formats are the schema's.
-const TRACES = ["mean", "std", "zero_pct", "nonfinite"];
 /** Each histogram view's drawing function, by the view's name. @type {Record<string, typeof drawHeat>} */
 const HISTOGRAM_VIEWS = { heat: drawHeat, offset: drawOffset, overlay: drawOverlay };
 
@@ -86,14 +83,15 @@ function drawTrace(canvas, members, stats, name, theme, marked, width) {
 /**
  * A new, empty card for group i: its title, histogram panels and traces.
  * @param {number} i @param {(cls: string) => HTMLCanvasElement} hover makes a canvas with a read-out
+ * @param {string[]} traced the statistics it traces (StatColumns' `traced`)
  */
-function newCard(i, hover) {
+function newCard(i, hover, traced) {
   const card = h("div", "jcnb-live-card");
   card.dataset.site = String(i);
   const top = h("div", "jcnb-live-card-head");
   top.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-kind"), cardTools());
   const traces = h("div", "jcnb-live-traces");
-  for (const name of TRACES) {
+  for (const name of traced) {
     const trace = h("div", "jcnb-live-trace");
     trace.dataset.stat = name;
     trace.append(h("div", "jcnb-live-trace-label"), hover("jcnb-live-trace-canvas"));
@@ -185,7 +183,7 @@ function drawCards(ui, state, stats, meta, groups, runs, found, readOuts) {
   const { grid } = ui;
   ui.gridSection.hidden = !meta.length || !hasRows(state.rows);
   const cards = cardsByGroup(grid);
-  while (cards.length < groups.length) cards.push(grid.appendChild(newCard(cards.length, ui.hover)));
+  while (cards.length < groups.length) cards.push(grid.appendChild(newCard(cards.length, ui.hover, stats.traced)));
   pairEvaluations(cards, groups);
   const theme = themeOf(ui.root);
   const matches = siteMatcher(ui.filter);
@@ -220,9 +218,9 @@ function drawCards(ui, state, stats, meta, groups, runs, found, readOuts) {
     const shown = g === state.selected ? shownStep(state, axis) : null;
     drawPanels(card, ui, state, stats, members, runs, { axis, shown, found, theme, width }, readOuts);
     const last = members[0].s.stats[members[0].s.stats.length - 1];
-    const traceWidth = Math.floor((width - (TRACES.length - 1) * TRACE_GAP) / TRACES.length);
+    const traceWidth = Math.floor((width - (stats.traced.length - 1) * TRACE_GAP) / stats.traced.length);
     card.querySelectorAll(".jcnb-live-trace").forEach((trace, t) => {
-      const name = TRACES[t];
+      const name = stats.traced[t];
       const label = /** @type {HTMLElement} */ (trace.children[0]);
       const canvas = /** @type {HTMLCanvasElement} */ (trace.children[1]);
       // With several runs the values differ per run: the read-out has them.

@@ -207,6 +207,8 @@ function statColumns(columns, schema) {
      * histogram's range edges).
      */
     held: schema.stats.filter((s) => s.key in col && (s.column || schema.nonfinite.some((n) => n.key === s.key))),
+    /** The statistics a card traces over steps: the schema's compact ones the rows hold, then NaN/Inf. */
+    traced: [...schema.stats.filter((s) => s.compact && s.key in col).map((s) => s.key), "nonfinite"],
     pcol,
     nonfiniteOf,
     statOf,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from jaxcapture_nb import capture, summarize
+from jaxcapture_nb import capture, register_statistic, remove_statistic, summarize
 from jaxcapture_nb.views import payload, value_range
 from jaxcapture_nb.views.fills import FAR, Fill, find_fills, may_hold_fill, near_limit
 from jaxcapture_nb.views.value_range import compute_range
@@ -417,6 +417,35 @@ def test_the_rows_of_masked_logits_leave_the_fill_out_as_the_details_do():
     # ReLU outputs, zeros and all, keep their row.
     view._selected = 2
     assert view._range["fills"] == [] and view._range["mode"] == "full"
+
+
+def test_a_registered_statistic_leaves_the_fill_out_of_masked_logits_rows_too():
+    # Registered after the view's range program was first compiled, so it must trace again.
+    scores = jax.random.normal(jax.random.key(0), (2, 4, 16, 16)) * 2
+    model = AdditiveMasks()
+    with capture(model) as cap:
+        model(scores)
+    cap.show()
+    register_statistic("big_pct", "|x| > 1 %", format="percent", reduce=lambda v: 100.0 * (jnp.abs(v) > 1))
+    try:
+        with capture(model) as cap:
+            model(scores)
+        view = cap.show()
+        columns = list(view._stat_columns)
+        stats = np.frombuffer(view._stats, np.float64).reshape(3, len(columns))
+        rows = np.frombuffer(view._fill_stats, np.float64).reshape(2, len(columns))
+        kept = np.asarray(scores)[np.broadcast_to(np.tril(np.ones((16, 16), bool)), scores.shape)]
+        big = columns.index("big_pct")
+        # Without the fill, as every other statistic of the row; with it, the site's own.
+        np.testing.assert_allclose(rows[:, big], 100.0 * np.mean(np.abs(kept) > 1), rtol=1e-5)
+        whole = 100.0 * np.mean(np.abs(np.where(np.tril(np.ones((16, 16), bool)), scores, -1e9)) > 1)
+        np.testing.assert_allclose(stats[0, big], whole, rtol=1e-5)
+        assert rows[0, big] < stats[0, big]
+        view._selected = 0
+        np.testing.assert_allclose(view._range["rest"]["big_pct"], rows[0, big], rtol=1e-6)
+    finally:
+        remove_statistic("big_pct")
+    assert "big_pct" not in value_range.compute_range(scores, [], robust=False, bins=4).rest
 
 
 def test_a_capture_of_summaries_only_leaves_no_fill_out_of_its_rows():

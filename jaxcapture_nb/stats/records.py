@@ -18,7 +18,7 @@ from flax import nnx
 
 from jaxcapture_nb.core.names import shown_name
 from jaxcapture_nb.stats import schema
-from jaxcapture_nb.stats.reduced import PASS_FIELDS, float_fields
+from jaxcapture_nb.stats.reduced import PASS_FIELDS, float_fields, value_fields
 from jaxcapture_nb.stats.schema import type_name
 from jaxcapture_nb.stats.summary import Summary
 
@@ -187,11 +187,9 @@ def flat_stats(summary: Summary) -> dict[str, float]:
     }
     reduced = float_fields()[len(PASS_FIELDS) :]
     if n == 0:
-        return schema.with_derived(stats | dict.fromkeys(("mean", "std", "min", "max", *reduced), math.nan))
+        return schema.with_derived(stats | dict.fromkeys(value_fields(), math.nan))
     if not summary.stacked_shape:
-        return schema.with_derived(
-            stats | {k: float(s.statistic(k)) for k in ("mean", "std", "min", "max", *reduced)}
-        )
+        return schema.with_derived(stats | {k: float(s.statistic(k)) for k in value_fields()})
     # Pool the per-slice statistics, in float64 so that E[x^2] - mean^2 does
     # not cancel away the spread. The reduced ones are means, pooled alike.
     weights = counts / n

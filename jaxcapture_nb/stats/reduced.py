@@ -48,6 +48,20 @@ def float_fields() -> tuple[str, ...]:
     return (*PASS_FIELDS, *(s.key for s in schema.reduced_stats()))
 
 
+# The histogram's range, which the pass finds beside the statistics of the values.
+RANGE_EDGES = ("lo", "hi")
+
+
+def value_fields() -> tuple[str, ...]:
+    """The columns of :func:`float_fields` that describe the values themselves: all but the histogram's range edges.
+
+    Example:
+      >>> value_fields()
+      ('min', 'max', 'mean', 'std')
+    """
+    return tuple(k for k in float_fields() if k not in RANGE_EDGES)
+
+
 def reduced_means(
     v: jax.Array,
     finite: jax.Array | None,

@@ -34,9 +34,6 @@ from jaxcapture_nb.stats.summary import Summary
 from jaxcapture_nb.views.fills import Fill, ends_on_device, fills_at_ends, may_hold_fill, read_ends
 from jaxcapture_nb.views.value_range import Ranged, local_array, range_on_device, read_range
 
-# The statistics a row shows without its fill: every number the tables show.
-_WITHOUT = ("mean", "std", "min", "max", "zero_pct")
-
 
 @dataclasses.dataclass(frozen=True)
 class SiteFill:
@@ -66,9 +63,8 @@ class SiteFill:
           >>> row["mean"], row["min"], row["lo"], row["count"], row["nan"]
           (1.0, 0.0, 0.0, 3, 2)
         """
-        rest = self.ranged.rest
-        row = dict(stats) | {k: rest[k] for k in _WITHOUT} | {"count": rest["count"]}
-        return schema.with_derived(row | {"lo": self.ranged.lo, "hi": self.ranged.hi})
+        row = dict(stats) | self.ranged.rest | {"lo": self.ranged.lo, "hi": self.ranged.hi}
+        return schema.with_derived(row)
 
 
 def _examined(record: Record, summary: Summary | None) -> bool:

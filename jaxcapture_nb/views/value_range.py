@@ -21,7 +21,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -31,14 +30,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcapture_nb.core.hosts import local_part, readable
+from jaxcapture_nb.stats.reduced import keyed_jit, reduced_means, value_fields
 from jaxcapture_nb.stats.summary import stats_dtype
 from jaxcapture_nb.views.fills import Fill, as_float
 
 # The percentiles a robust range spans.
 ROBUST_PERCENTILES = (0.5, 99.5)
-# The statistics of the values other than a fill: those of the tables
-# (zero_pct over every element but the fill's), and how many are finite.
-REST_STATS = ("count", "min", "max", "mean", "std", "zero_pct")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,8 +47,10 @@ class Ranged:
       hist: int32 counts of the values left in ``bins`` equal bins over it.
       under, over: how many values left lie below ``lo`` or above ``hi``
         (robust ranges leave some out; a fill is counted on its own).
-      rest: statistics of the finite values other than the fill:
-        :data:`REST_STATS`, NaN where there are no such values.
+      rest: statistics of the finite values other than the fill: how many
+        (``count``), ``zero_pct`` (over every element but the fill's) and
+        each of :func:`~jaxcapture_nb.stats.reduced.value_fields`, the
+        registered reduced statistics included; NaN where there are no such values.
     """
 
     lo: float
@@ -78,11 +77,13 @@ def local_array(value: Any) -> tuple[Any, str]:
     return value, ""
 
 
-@functools.partial(jax.jit, static_argnames=("bins", "robust"))
 def _ranged(
     x: jax.Array, below: jax.Array, above: jax.Array, bins: int, robust: bool
 ) -> tuple[jax.Array, ...]:
-    """The range, histogram, counts beyond and statistics of the finite values strictly between ``below`` and ``above``."""
+    """The range, histogram, counts beyond and statistics of the finite values strictly between ``below`` and ``above``.
+
+    The statistics are those of :func:`~jaxcapture_nb.stats.reduced.value_fields`, stacked in its order.
+    """
     x = as_float(x).ravel()
     finite = jnp.isfinite(x)
     keep = finite & (x > below) & (x < above)
@@ -110,7 +111,13 @@ def _ranged(
     over = (keep & (x > hi)).sum()
     zeros = (keep & (x == 0)).sum()
     filled = (finite & ~keep).sum()
-    return lo, hi, hist.astype(jnp.int32), under, over, count, smallest, largest, mean, std, zeros, filled
+    reduced = reduced_means(x, keep, count, jnp.sum, x.dtype)
+    values = jnp.stack([smallest, largest, mean, std, *reduced]).astype(x.dtype)
+    return lo, hi, hist.astype(jnp.int32), under, over, count, zeros, filled, values
+
+
+# Traced again when a reduced statistic is registered, which it computes too.
+_ranged_program = keyed_jit(_ranged, ("bins", "robust"))
 
 
 def range_on_device(value: Any, fills: Sequence[Fill], robust: bool, bins: int) -> tuple[jax.Array, ...]:
@@ -122,18 +129,17 @@ def range_on_device(value: Any, fills: Sequence[Fill], robust: bool, bins: int) 
     dtype = stats_dtype(x.dtype)
     below = max((f.limit for f in fills if f.side == "low"), default=-math.inf)
     above = min((f.limit for f in fills if f.side == "high"), default=math.inf)
-    return _ranged(x, jnp.asarray(below, dtype), jnp.asarray(above, dtype), bins, robust)
+    return _ranged_program(x, jnp.asarray(below, dtype), jnp.asarray(above, dtype), bins=bins, robust=robust)
 
 
 def read_range(started: Sequence[Any], size: int) -> Ranged:
     """The :class:`Ranged` of a value of ``size`` elements, from what :func:`range_on_device` started."""
-    lo, hi, hist, under, over, count, smallest, largest, mean, std, zeros, filled = started
+    lo, hi, hist, under, over, count, zeros, filled, values = started
     others = size - int(filled)  # the zeros' share is over every element but the fill's, as a table's is
     zero_pct = 100.0 * int(zeros) / others if others else math.nan
-    values = (int(count), float(smallest), float(largest), float(mean), float(std), zero_pct)
-    rest = dict(zip(REST_STATS, values, strict=True))
+    rest = {"count": int(count), "zero_pct": zero_pct}
+    rest |= dict(zip(value_fields(), (float(v) if count else math.nan for v in values), strict=True))
     if not count:
-        rest = {k: (0 if k == "count" else math.nan) for k in REST_STATS} | {"zero_pct": zero_pct}
         lo = hi = math.nan
     return Ranged(float(lo), float(hi), np.asarray(hist, np.int32), int(under), int(over), rest)
 

@@ -9,8 +9,10 @@ from test_live_view import hover_text
 # are three a row: all_nan, layer0, layer1 / layer2, layer3, mixed.
 COUNTS = """
 import jax.numpy as jnp
-from jaxcapture_nb import summarize, watch
+from jaxcapture_nb import register_statistic, summarize, watch
 
+# A compact statistic of the user's own: each card traces it too.
+register_statistic("abs_mean", "|mean|", derive=lambda st: abs(st["mean"]), compact=True)
 values = jnp.linspace(-1.0, 1.0, 32768)
 mixed = values.at[:1000].set(jnp.nan).at[1000:1234].set(jnp.inf)
 with watch(bins=16) as w:
@@ -48,6 +50,26 @@ def test_counts_are_exact_and_the_detail_opens_under_its_cards_row(open_notebook
     page.wait_for_selector(f"{card('mixed')} canvas.jcnb-live-over[data-drawn='10']")
     order = page.eval_on_selector_all(".jcnb-live-card .jcnb-live-title", "ts => ts.map(t => t.textContent)")
     assert order == SITES, order
+
+    # Each card traces the schema's compact statistics, a registered one
+    # among them, then the NaN/Inf counts.
+    traced = page.eval_on_selector_all(
+        f"{card('layer1')} .jcnb-live-trace",
+        "ts => ts.map(t => [t.dataset.stat, t.textContent.split(' ')[0]])",
+    )
+    assert traced == [
+        ["mean", "mean"],
+        ["std", "std"],
+        ["zero_pct", "zeros"],
+        ["abs_mean", "|mean|"],
+        ["nonfinite", "NaN/Inf"],
+    ]
+    assert (
+        page.eval_on_selector(
+            f"{card('layer1')} .jcnb-live-trace[data-stat=abs_mean] canvas", "c => Number(c.dataset.drawn)"
+        )
+        == 10
+    )
 
     # A card writes its NaN/Inf count exactly, as its read-out and the
     # detail do: 32768, not 32770 (four significant digits).

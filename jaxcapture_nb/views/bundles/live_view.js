@@ -521,6 +521,8 @@ function statColumns(columns, schema) {
      * histogram's range edges).
      */
     held: schema.stats.filter((s) => s.key in col && (s.column || schema.nonfinite.some((n) => n.key === s.key))),
+    /** The statistics a card traces over steps: the schema's compact ones the rows hold, then NaN/Inf. */
+    traced: [...schema.stats.filter((s) => s.compact && s.key in col).map((s) => s.key), "nonfinite"],
     pcol,
     nonfiniteOf,
     statOf,
@@ -1049,7 +1051,6 @@ function runBand(schema) {
 // js/live_cards.js
 var TRACE_H = 30;
 var TRACE_GAP = 5;
-var TRACES = ["mean", "std", "zero_pct", "nonfinite"];
 var HISTOGRAM_VIEWS = { heat: drawHeat, offset: drawOffset, overlay: drawOverlay };
 var PANEL_H = 104;
 function drawTrace(canvas, members, stats, name, theme, marked, width) {
@@ -1092,13 +1093,13 @@ step ${step}
 ${text.join("\n")}`;
   };
 }
-function newCard(i, hover) {
+function newCard(i, hover, traced) {
   const card = h("div", "jcnb-live-card");
   card.dataset.site = String(i);
   const top = h("div", "jcnb-live-card-head");
   top.append(h("span", "jcnb-live-title"), h("span", "jcnb-live-kind"), cardTools());
   const traces = h("div", "jcnb-live-traces");
-  for (const name of TRACES) {
+  for (const name of traced) {
     const trace = h("div", "jcnb-live-trace");
     trace.dataset.stat = name;
     trace.append(h("div", "jcnb-live-trace-label"), hover("jcnb-live-trace-canvas"));
@@ -1167,7 +1168,7 @@ function drawCards(ui, state, stats, meta, groups, runs, found2, readOuts) {
   const { grid } = ui;
   ui.gridSection.hidden = !meta.length || !hasRows(state.rows);
   const cards = cardsByGroup(grid);
-  while (cards.length < groups.length) cards.push(grid.appendChild(newCard(cards.length, ui.hover)));
+  while (cards.length < groups.length) cards.push(grid.appendChild(newCard(cards.length, ui.hover, stats.traced)));
   pairEvaluations(cards, groups);
   const theme = themeOf(ui.root);
   const matches = siteMatcher(ui.filter);
@@ -1207,9 +1208,9 @@ function drawCards(ui, state, stats, meta, groups, runs, found2, readOuts) {
     const shown = g === state.selected ? shownStep(state, axis) : null;
     drawPanels(card, ui, state, stats, members, runs, { axis, shown, found: found2, theme, width }, readOuts);
     const last = members[0].s.stats[members[0].s.stats.length - 1];
-    const traceWidth = Math.floor((width - (TRACES.length - 1) * TRACE_GAP) / TRACES.length);
+    const traceWidth = Math.floor((width - (stats.traced.length - 1) * TRACE_GAP) / stats.traced.length);
     card.querySelectorAll(".jcnb-live-trace").forEach((trace, t) => {
-      const name = TRACES[t];
+      const name = stats.traced[t];
       const label = (
         /** @type {HTMLElement} */
         trace.children[0]
