@@ -30,18 +30,38 @@ fi
 npm ci --no-audit --no-fund --loglevel=error
 npx --no-install tsc -p jsconfig.json
 
-# Both stacks go on when the other fails; the newest stack's output is printed
-# when both have ended, their closing pytest lines are repeated at the end, and
-# the exit status is non-zero when either failed.
+# Every lane goes on when another fails; the other lanes' output is printed
+# when all have ended, their closing pytest lines are repeated at the end, and
+# the exit status is non-zero when any failed. Run whole, the browser tests are
+# a lane of their own beside the host's other tests: once the newest stack has
+# ended, its core would otherwise sit idle. Given arguments, one host run takes them.
 set +e
-.venv/bin/python -m pytest --nbval-current-env --durations=25 "$@" 2>&1 | tee test-artifacts/pytest-host.log
-host=$?
+browser=0
+if [ $# -eq 0 ]; then
+  setsid .venv/bin/python -m pytest --durations=10 tests/browser > test-artifacts/pytest-browser.log 2>&1 &
+  browser_pid=$!
+  trap 'kill -- "-$newest_pid" "-$browser_pid" 2>/dev/null || true' EXIT
+  .venv/bin/python -m pytest --nbval-current-env --durations=25 --ignore=tests/browser 2>&1 | tee test-artifacts/pytest-host.log
+  host=$?
+  wait "$browser_pid"
+  browser=$?
+else
+  .venv/bin/python -m pytest --nbval-current-env --durations=25 "$@" 2>&1 | tee test-artifacts/pytest-host.log
+  host=$?
+fi
 wait "$newest_pid"
 newest=$?
 set -e
+if [ $# -eq 0 ]; then
+  echo "=================== host, browser tests (test-artifacts/pytest-browser.log) ==================="
+  cat test-artifacts/pytest-browser.log
+fi
 echo "=================== newest stack (test-artifacts/pytest-newest.log) ==================="
 cat test-artifacts/pytest-newest.log
-echo "host stack:   $(tail -n 1 test-artifacts/pytest-host.log)"
-echo "newest stack: $(tail -n 1 test-artifacts/pytest-newest.log)"
+echo "host stack:       $(tail -n 1 test-artifacts/pytest-host.log)"
+if [ $# -eq 0 ]; then
+  echo "host, browser:    $(tail -n 1 test-artifacts/pytest-browser.log)"
+fi
+echo "newest stack:     $(tail -n 1 test-artifacts/pytest-newest.log)"
 echo "test command: $((SECONDS / 60)) min $((SECONDS % 60)) s"
-exit $((host || newest))
+exit $((host || browser || newest))
