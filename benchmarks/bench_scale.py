@@ -124,6 +124,27 @@ MODELS = {
 }
 
 
+# Fresh-process models only (``--fresh-models llama-1b``): building one takes
+# a minute and 5 GB, too much for every part. Llama 3.2 1B's shapes (1.24B
+# parameters, random float32 weights): 16 layers of width 2048, 32 query and
+# 8 key-value heads of 64, an MLP of 8192, a vocabulary of 128256, 32 tokens.
+LARGE_MODELS = {
+    "Llama 3.2 1B shapes, 16 layers": (
+        lambda: GqaDecoder(
+            vocab=128_256,
+            width=2048,
+            hidden=8192,
+            layers=16,
+            heads=32,
+            kv_heads=8,
+            head_dim=64,
+            rngs=nnx.Rngs(0),
+        ),
+        lambda: jax.random.randint(jax.random.key(0), (1, 32), 0, 128_256),
+    ),
+}
+
+
 def first_result(make_model, inputs, variant: str) -> float:
     """Seconds from entering the block to its result ready, for a new jitted forward pass.
 
@@ -160,7 +181,7 @@ def fresh_process_first_result(model: str, variant: str, env: dict[str, str]) ->
     script = (
         "import sys; sys.path[:0] = [{bench!r}, {tests!r}]\n"
         "import bench_scale as b\n"
-        "make_model, make_inputs = b.MODELS[{model!r}]\n"
+        "make_model, make_inputs = {{**b.MODELS, **b.LARGE_MODELS}}[{model!r}]\n"
         "inputs = make_inputs()\n"
         "print(b.first_result(make_model, inputs, {variant!r}))\n"
     ).format(
@@ -387,9 +408,9 @@ def main() -> None:
     parser.add_argument("--fresh-rounds", type=int, default=5)
     parser.add_argument(
         "--fresh-models",
-        choices=["decoder", "all"],
+        choices=["decoder", "all", "llama-1b"],
         default="decoder",
-        help="the GQA decoder, or both models",
+        help="the GQA decoder, both small models, or a decoder of Llama 3.2 1B's shapes",
     )
     parser.add_argument("--compile-rounds", type=int, default=5)
     parser.add_argument("--host-rounds", type=int, default=21)
@@ -400,9 +421,8 @@ def main() -> None:
     if args.part in ("compile", "all"):
         compile_part(args.compile_rounds)
     if args.part in ("fresh", "all"):
-        fresh_part(
-            args.fresh_rounds, list(MODELS) if args.fresh_models == "all" else ["GQA decoder, 6 layers"]
-        )
+        models = {"decoder": ["GQA decoder, 6 layers"], "all": list(MODELS), "llama-1b": list(LARGE_MODELS)}
+        fresh_part(args.fresh_rounds, models[args.fresh_models])
     if args.part in ("host", "all"):
         host_part(args.host_rounds, args.host_steps)
     if args.part in ("soak", "all"):

@@ -38,12 +38,16 @@ CASES = {
 }
 
 
+# One program per shape, shared by every case (a new jit per value would compile each value again).
+summarize_alone = jax.jit(lambda v: summarize_array(v, 64))
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_each_value_of_a_batch_is_summarized_as_it_is_alone(name):
     values = [jnp.asarray(v) for v in CASES[name]]
     stats, counts = jax.jit(lambda vs: summarize_batch(vs, 64))(values)
     for k, v in enumerate(values):
-        alone = jax.jit(lambda v: summarize_array(v, 64))(v)
+        alone = summarize_alone(v)
         np.testing.assert_array_equal(counts[k], alone.counts, err_msg=f"value {k} of {name}")
         # Sums taken row by row round differently from one long sum.
         np.testing.assert_allclose(stats[k], alone.stats, rtol=3e-6, err_msg=f"value {k} of {name}")

@@ -429,9 +429,10 @@ def check_watch_update_takes_float64_summaries():
     from jaxcapture_nb import summarize, watch
 
     values = jnp.asarray(np.random.default_rng(4).normal(size=100) * 1e200)
+    summaries = jax.jit(lambda v: {"big": summarize(v, bins=BINS)})
     with watch(display=False, bins=BINS) as w:
         for step in range(3):
-            w.update(step, jax.jit(lambda v: {"big": summarize(v, bins=BINS)})(values * (step + 1)))
+            w.update(step, summaries(values * (step + 1)))
     (series,) = w.stream.series.values()
     assert series.size == 3
     # Statistics beyond float32's range: the live view draws them in float32 (+-3.4e38 at most).

@@ -342,7 +342,7 @@ from jaxcapture_nb import summarize, watch
 absmax = schema.Stat(
     "absmax", "largest |x|", "absmax", column=True, derive=lambda st: max(abs(st["min"]), abs(st["max"]))
 )
-average = schema.Stat("mean", "average", "mean", column=True)
+average = schema.Stat("mean", "average", "mean", column=True, compact=True)
 schema.STATS = (*(average if s.key == "mean" else s for s in schema.STATS), absmax)
 schema.PERCENTILES = (0, 10, 50, 90, 100)
 schema.BANDS = ((10, 90, 0.3),)

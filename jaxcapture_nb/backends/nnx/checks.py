@@ -61,6 +61,47 @@ def leftover_message(path: tuple[Any, ...]) -> str:
     )
 
 
+def lost_messages(
+    in_shards: dict[str, tuple[str, ...]], received: int, delivered: int, strangers: dict[str, int]
+) -> list[str]:
+    """Why values a model sowed were not recorded, one sentence each (none when all were).
+
+    Args:
+      in_shards: the sites sowed inside a ``shard_map`` body, with its mesh axes.
+      received: values the recorder took from sows inside compiled code.
+      delivered: deliveries handed to the recorder.
+      strangers: per class of the model, values sowed by modules of it that
+        are not the model's; named only when the model itself recorded nothing.
+    """
+    lost = []
+    if in_shards:
+        sites = ", ".join(in_shards)
+        axes = ", ".join(sorted({axis for axes in in_shards.values() for axis in axes}))
+        lost.append(
+            f"{sites} sowed inside a shard_map body (mesh axes {axes}), where each device holds only "
+            "its own shard of a value, so they were not recorded. Sow outside the body (return the value "
+            "through out_specs and sow it after the shard_map), or let jax.jit partition the step over "
+            "arrays sharded with jax.make_mesh, which watch and capture follow"
+        )
+    if received and not delivered:
+        lost.append(
+            f"the model sowed {received} values inside compiled code that never ran or whose "
+            "outputs were dropped (a function only traced, with jax.eval_shape or .lower(), or a "
+            "transform that does not hand back the model's state): nothing was recorded. A jitted "
+            "function that merges the model from a split made in the block and returns no state "
+            "(forward(graphdef, state, x)) keeps its values when it also returns nnx.state(model), "
+            "or when the split is made before the block (they then leave by host callback)"
+        )
+    if strangers and not delivered:
+        names = ", ".join(f"{n} by {name}" for name, n in strangers.items())
+        lost.append(
+            f"values were sowed by modules of the model's classes that are not part of the model ({names}): "
+            "a copy made with copy.deepcopy, or another instance; watch or capture that one too, or make "
+            "copies with nnx.clone inside the block"
+        )
+    return lost
+
+
 def warn_slow_step() -> None:
     """Warns, at the trace of a compiled step that was made without the watch's exit, what it costs and the fix.
 

@@ -27,9 +27,20 @@ from typing import Any
 
 import jax
 
+from jaxcapture_nb.backends.nnx import callbacks
 from jaxcapture_nb.backends.nnx.parcel import Entry, Parcel, pack
 from jaxcapture_nb.core.protocols import SiteRecorder
-from jaxcapture_nb.upstream.jax_internals import BRANCHES, LOOPS, traced_for
+from jaxcapture_nb.upstream.jax_internals import (
+    BRANCHES,
+    LOOPS,
+    current_trace,
+    is_evaluation,
+    liftable,
+    parent_of,
+    traced_for,
+    tracing,
+    usable_here,
+)
 
 ROOT, LAZY, CALLBACK = "root", "lazy", "callback"
 
@@ -64,8 +75,8 @@ class Level:
         self.around = outer | {self.serial}
         made_for = traced_for(trace) or ""
         self.kind = "loop" if made_for in LOOPS else "branch" if made_for in BRANCHES else "staged"
-        # Set by the capture: no staged trace is around this one, and it is
-        # not a Flax transform's (see NnxCapture.level).
+        # Set by Levels.of: no staged trace is around this one, and it is
+        # not a Flax transform's.
         self.outermost_jit = False
         self.way: str | None = None
         self.step, self.gate = step, gate
@@ -87,6 +98,11 @@ class Level:
     @property
     def version(self) -> int:
         return self._version
+
+    @property
+    def sends(self) -> bool:
+        """Whether the values leave by callback as they come: no exit carries them, or its exit must keep its structure."""
+        return self.way == CALLBACK or (self.way == ROOT and self.kind != "staged")
 
     def place(self, key: tuple[Any, ...]) -> int:
         """The index of the next value of site ``key`` here (0 for its first), counted."""
@@ -133,3 +149,108 @@ class Level:
         self._version += 1
         self.flushed = self._version
         return parcel
+
+
+# What the traces of Flax transforms that carry new state out are made for,
+# besides jit (``jax_internals.traced_for``).
+FLAX_TRANSFORMS = frozenset({*LOOPS, "checkpoint / remat"})
+
+
+class Levels:
+    """The levels of the staged traces a capture has seen values in, each made when first asked for.
+
+    Kept while the traces run; :meth:`clear` forgets them once every trace has ended.
+    """
+
+    def __init__(self) -> None:
+        self._by_trace: dict[int, Level] = {}
+
+    def clear(self) -> None:
+        self._by_trace = {}
+
+    def of(self, trace: Any) -> Level:
+        """The level of a staged trace, made the first time it is asked for."""
+        level = self._by_trace.get(id(trace))
+        if level is not None and level.trace is trace:
+            return level
+        step = gate = None
+        around: frozenset[int] = frozenset()
+        outermost = True
+        for outer in _outer_traces(trace):
+            if is_evaluation(outer):
+                break
+            found = self._by_trace.get(id(outer))
+            if found is not None and found.trace is outer:
+                around |= found.around
+                if step is None and usable_here(found.step):
+                    step, gate = found.step, found.gate
+            if traced_for(outer) is not None:
+                outermost = False
+        level = Level(trace, step, gate, around)
+        # A lazy exit of an outermost jit would reach the state a jax.jit step
+        # returns, or a cached_partial's fixed graph; one of a Flax transform
+        # called from eager code reaches the model, which does not keep it.
+        level.outermost_jit = outermost and traced_for(trace) not in FLAX_TRANSFORMS
+        self._by_trace[id(trace)] = level
+        return level
+
+    def parent(self, level: Level) -> Level | None:
+        """The level of the staged trace around ``level``'s; None at the outermost."""
+        outer = parent_of(level.trace)
+        while outer is not None and not is_evaluation(outer):
+            if traced_for(outer) is not None:
+                return self.of(outer)
+            outer = parent_of(outer)
+        return None
+
+    def note_trained(self, level: Level | None) -> None:
+        """Notes that the model is differentiated in this trace: the call around it is a training step."""
+        while level is not None:
+            level.trained = True
+            level = self.parent(level)
+
+    def note_callback(self, level: Level | None) -> None:
+        """Notes that values of this trace leave by callback: the call that runs it sows."""
+        while level is not None:
+            level.sowed = True
+            level = self.parent(level)
+
+    def send(self, level: Level, route: int, parcel: Parcel) -> None:
+        """Sends a level's parcel to the capture of ``route`` by callback, tagged with its step.
+
+        A loop that took the model in tags each pass with the step the
+        model carries, which moves on with each pass (see ``NnxCapture.flatten_exit``).
+        """
+        passes = level.kind == "loop" and level.way == ROOT
+        callbacks.send(route, parcel, level.step, "passes" if passes else "stacked", level.trained)
+        self.note_callback(level)
+
+    def send_unsent(self, level: Level, route: int, recorder: SiteRecorder) -> None:
+        """Sends what the level collected since it last sent, if anything."""
+        parcel = level.take_unsent(recorder)
+        if parcel:
+            self.send(level, route, parcel)
+
+    def staged(self) -> Level | None:
+        """The level of the staged trace that runs now, past ``grad`` and ``vmap``; None outside a trace."""
+        trace = current_trace() if tracing() else None
+        while trace is not None and liftable(trace):
+            trace = parent_of(trace)
+        return None if trace is None or is_evaluation(trace) else self.of(trace)
+
+    def around_staged(self, trace: Any) -> frozenset[int]:
+        """The serials of the staged levels around ``grad``'s or ``vmap``'s ``trace`` (none outside a staged trace)."""
+        while liftable(trace):
+            trace = parent_of(trace)
+        if trace is None or is_evaluation(trace):
+            return frozenset()
+        return self.of(trace).around
+
+
+def _outer_traces(trace: Any) -> list[Any]:
+    """The traces around ``trace``, innermost first."""
+    found, outer = [], parent_of(trace)
+    while outer is not None:
+        found.append(outer)
+        outer = parent_of(outer)
+    return found
