@@ -546,3 +546,40 @@ def test_a_submodule_shared_between_two_places_is_captured_once(images):
         model(jnp.ones((2, 4)))
     assert [(r.site, r.call_index) for r in cap.records] == [("first.act", 0), ("first.act", 1)]
     assert not has_captures(model)
+
+
+class WideLayer(nnx.Module):
+    """Sows a value too large for the step's table of small values."""
+
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(64, 2048, rngs=rngs)
+
+    def __call__(self, x):
+        h = jnp.tanh(self.linear(x))
+        self.sow(nnx.Intermediate, "wide", h)
+        return h.sum()
+
+
+def test_a_capture_hands_a_steps_large_values_to_the_host_up_to_a_budget(monkeypatch):
+    from jaxcapture_nb import summarize
+    from jaxcapture_nb.backends.nnx import parcel
+    from jaxcapture_nb.stats import summarize as summarize_module
+
+    model = WideLayer(nnx.Rngs(0))
+    x = jax.random.normal(jax.random.key(1), (160, 64))  # 327,680 values
+    before = set(summarize_module._row_programs)
+    with capture(model, keep="summary") as handed_out:
+        nnx.jit(lambda m, x: m(x))(model, x)
+    # Summarized on the host, by the program its shape shares with eager values.
+    (record,) = handed_out.records
+    assert [key[0] for key in set(summarize_module._row_programs) - before] == [(160, 2048)]
+    expected = summarize(jnp.tanh(model.linear(x)))
+    np.testing.assert_array_equal(record.summary.hist, expected.hist)
+    np.testing.assert_allclose(record.summary.stats, expected.stats, rtol=1e-6)
+    # Beyond the budget, summarized in the step: the same summary, to float32 rounding.
+    monkeypatch.setattr(parcel, "HANDED_OUT_BYTES", 1024)
+    with capture(model, keep="summary") as in_step:
+        nnx.jit(lambda m, x: m(x))(model, x)
+    (inside,) = in_step.records
+    np.testing.assert_array_equal(inside.summary.hist, expected.hist)
+    np.testing.assert_allclose(inside.summary.stats, expected.stats, rtol=1e-5)

@@ -7,9 +7,9 @@ import pytest
 from flax import nnx
 
 from jaxcapture_nb import Summary, capture, summarize
+from jaxcapture_nb.stats import summarize as summarize_module
 from jaxcapture_nb.stats.batch import packed_rows
 from jaxcapture_nb.stats.records import format_table
-from jaxcapture_nb.stats.summarize import packed_row
 from jaxcapture_nb.stats.summary import MAX_BINS, bin_counts
 
 
@@ -99,13 +99,13 @@ def test_a_pytree_of_small_values_is_summarized_by_one_program_whatever_their_sh
 def test_large_values_are_summarized_by_a_program_compiled_once_per_shape_and_type():
     n = (1 << 18) + 5
     tree = [jnp.ones(n), jnp.arange(n, dtype=jnp.float32), jnp.ones(3), jnp.ones(n, jnp.int32)]
-    before = packed_row.jitted._cache_size()
+    before = len(summarize_module._row_programs)
     out = summarize(tree, bins=8)
-    assert packed_row.jitted._cache_size() == before + 2
+    assert len(summarize_module._row_programs) == before + 2
     assert int(out[1].count) == n and float(out[1].max) == n - 1 and int(out[2].count) == 3
     assert out[3].dtype == "int32" and float(out[3].mean) == 1.0
     summarize([jnp.zeros(n), 2 * jnp.ones(n)], bins=8)
-    assert packed_row.jitted._cache_size() == before + 2
+    assert len(summarize_module._row_programs) == before + 2
 
 
 def test_works_inside_jit_vmap_scan_and_nnx_jit():

@@ -19,7 +19,8 @@ import numpy as np
 
 from jaxcapture_nb.stats.batch import device_layout, packed_rows, padded_table, summarize_batch
 from jaxcapture_nb.stats.histogram import _explicit_sharding
-from jaxcapture_nb.stats.reduced import keyed_jit
+from jaxcapture_nb.stats.program_cache import load_or_compile, usable
+from jaxcapture_nb.stats.reduced import keyed_jit, statistics_key
 from jaxcapture_nb.stats.summary import (
     DEFAULT_BINS,
     Summary,
@@ -214,7 +215,7 @@ class PendingSummaries:
     the block. :func:`fetch_summaries` then collects many in one transfer.
     Small values are laid out as tables, whose summary program is compiled
     once per table size, not per shape; each of the rest by
-    :func:`packed_row`, compiled once per shape and type.
+    :func:`large_row`, compiled once per shape and type.
     """
 
     def __init__(self, arrays: list[jax.Array], bins: int):
@@ -230,7 +231,7 @@ class PendingSummaries:
             )
             for members in self._batched
         ]
-        self._tables.extend(packed_row(arrays[i], bins=bins) for i in self._rest)
+        self._tables.extend(large_row(arrays[i], bins) for i in self._rest)
 
     def _unpack(self, tables: list[Any]) -> list[Summary]:
         out: list[Any] = [None] * len(self._layout)
@@ -253,6 +254,30 @@ def packed_summary(x: jax.Array, bins: int) -> jax.Array:
 # compiles once per shape and type, and a program that stacked alike values
 # to loop over them spent three times the summaries' own time on the copy.
 packed_row = keyed_jit(packed_summary, ("bins",))
+
+# Programs of large_row, by shape, type, bins and statistics.
+_row_programs: dict[tuple[Any, ...], Any] = {}
+
+
+def large_row(x: jax.Array, bins: int) -> jax.Array:
+    """:data:`packed_row` of a concrete array, by its shape's program kept on disk (see ``program_cache``) where it can be.
+
+    A capture hands a compiled step's large values to the host (see
+    ``backends/nnx/parcel``), so a first capture waits for these programs:
+    a new process loads them rather than compiling them again. Arrays that
+    a kept program cannot take (on another device, or split over several)
+    go through ``jax.jit``.
+    """
+    if not usable((x,)):
+        return packed_row(x, bins=bins)
+    key = (tuple(x.shape), np.dtype(x.dtype), bins, statistics_key())
+    program = _row_programs.get(key)
+    if program is None:
+        args = (jax.ShapeDtypeStruct(x.shape, x.dtype),)
+        program = _row_programs[key] = load_or_compile(
+            "packed_row", packed_row.jitted, args, None, bins=bins, statistics=statistics_key()
+        )
+    return program(x)
 
 
 def fetch_summaries(pending: list[PendingSummaries]) -> list[list[Summary]]:

@@ -214,7 +214,7 @@ class NnxCapture:
                     level.next_step = _like(level.step + 1, exit.step)
                 return exit.passing(level.next_step)
             return exit.passing()
-        parcel = level.parcel(self.recorder)
+        parcel = level.parcel(self.recorder, exit.role == ROOT and level.hands_out_arrays)
         if exit.role == ROOT and level.own_step:
             # The model came back from a loop that took it in (as its carry, or
             # broadcast, which Flax carries too): the loop scanned steps.

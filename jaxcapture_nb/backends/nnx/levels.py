@@ -78,6 +78,8 @@ class Level:
         # Set by Levels.of: no staged trace is around this one, and it is
         # not a Flax transform's.
         self.outermost_jit = False
+        # Set by Levels.of: a loop's trace is around this one, which stacks what leaves it.
+        self.in_loop = False
         self.way: str | None = None
         self.step, self.gate = step, gate
         self.own_step = False  # whether ``step`` is the model's own here, not one from around
@@ -91,13 +93,22 @@ class Level:
         self.scanned = False
         self.trained = False
         self._version = 0
-        self._packed: tuple[int, Parcel] | None = None
+        self._packed: tuple[tuple[int, bool], Parcel] | None = None
         self._absorbed: list[Any] = []  # the first array of each parcel taken
         self.flushed = 0  # the version last sent by callback
 
     @property
     def version(self) -> int:
         return self._version
+
+    @property
+    def hands_out_arrays(self) -> bool:
+        """Whether a capture may get this trace's large values as they are, through the model's exit (see ``parcel.pack``).
+
+        So in a staged trace that no loop stacks, on one device: a value
+        split over several is summarized in the step, where each part lies.
+        """
+        return self.kind == "staged" and not self.in_loop and jax.device_count() == 1
 
     @property
     def sends(self) -> bool:
@@ -129,13 +140,17 @@ class Level:
         self.sowed = True
         self._version += 1
 
-    def parcel(self, recorder: SiteRecorder) -> Parcel:
-        """Everything collected here, packed once per change (a trace may flatten its exit several times)."""
-        if self._packed is None or self._packed[0] != self._version:
-            packed = pack(self.entries, recorder, self.gate)
+    def parcel(self, recorder: SiteRecorder, arrays_out: bool = False) -> Parcel:
+        """Everything collected here, packed once per change (a trace may flatten its exit several times).
+
+        ``arrays_out``: the parcel leaves through the model's exit, so a
+        capture may get large values as they are (see ``parcel.pack``).
+        """
+        if self._packed is None or self._packed[0] != (self._version, arrays_out):
+            packed = pack(self.entries, recorder, self.gate, arrays_out=arrays_out)
             for parcel in self.parcels:
                 packed = packed + parcel
-            self._packed = (self._version, packed)
+            self._packed = ((self._version, arrays_out), packed)
         return self._packed[1]
 
     def take_unsent(self, recorder: SiteRecorder) -> Parcel | None:
@@ -191,6 +206,7 @@ class Levels:
         # returns, or a cached_partial's fixed graph; one of a Flax transform
         # called from eager code reaches the model, which does not keep it.
         level.outermost_jit = outermost and traced_for(trace) not in FLAX_TRANSFORMS
+        level.in_loop = any(traced_for(outer) in LOOPS for outer in _outer_traces(trace))
         self._by_trace[id(trace)] = level
         return level
 

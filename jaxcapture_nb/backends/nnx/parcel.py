@@ -134,7 +134,20 @@ jax.tree_util.register_pytree_node(
 )
 
 
-def pack(entries: list[Entry], recorder: SiteRecorder, gate: Any, tables: bool = True) -> Parcel:
+# A capture's compiled step hands its large values to the host, which
+# summarizes them as it summarizes values sowed in eager code, by a program
+# per shape, rather than summarizing each in the step: each summary in the
+# step made the step's compile longer (4 s more for the 33 large values of a
+# decoder of Llama 3.2 1B's shapes, six times the compile without them),
+# where a program per shape compiles once. Up to this many bytes in all;
+# beyond, the rest are summarized in the step, where their memory is freed as
+# the step goes.
+HANDED_OUT_BYTES = 256 << 20
+
+
+def pack(
+    entries: list[Entry], recorder: SiteRecorder, gate: Any, tables: bool = True, arrays_out: bool = False
+) -> Parcel:
     """Packs the values a trace collected into a parcel, as ``recorder`` wants them.
 
     Args:
@@ -145,6 +158,9 @@ def pack(entries: list[Entry], recorder: SiteRecorder, gate: Any, tables: bool =
       tables: lay small values out as tables, for the host to summarize;
         False summarizes every value here (a parcel sent by callback, whose
         tables the host would otherwise summarize one program per size).
+      arrays_out: a recorder that holds values (a capture) gets large values
+        as they are, up to :data:`HANDED_OUT_BYTES`, to summarize on the host: the
+        parcel leaves a step through its exit, outside any loop, on one device.
     """
     statics = [e for e in entries if not isinstance(e.value, jax.Array)]
     arrays = [e for e in entries if isinstance(e.value, jax.Array)]
@@ -172,6 +188,11 @@ def pack(entries: list[Entry], recorder: SiteRecorder, gate: Any, tables: bool =
             made.append(StepTable(table, sites, nonfinite_rows(table)))
         in_tables.update(members)
     rest = [e for i, e in enumerate(arrays) if i not in in_tables]
+    if rest and arrays_out and recorder.holds_values:
+        out = _handed_out(rest)
+        labels += [Label(e.path, e.var_type, e.name, e.index, e.order, ARRAY, None) for e in out]
+        values += [e.value for e in out]
+        rest = rest[len(out) :]
     if rest:
         if recorder.holds_values:
             summaries = step_summaries([e.value for e in rest], recorder.bins)
@@ -187,3 +208,14 @@ def pack(entries: list[Entry], recorder: SiteRecorder, gate: Any, tables: bool =
             ]
             values += rows
     return Parcel(tuple(labels), tuple(values), tuple(made))
+
+
+def _handed_out(entries: list[Entry]) -> list[Entry]:
+    """The longest run of ``entries``, from the first, that fits in :data:`HANDED_OUT_BYTES`."""
+    out, total = [], 0
+    for e in entries:
+        total += e.value.size * e.value.dtype.itemsize
+        if total > HANDED_OUT_BYTES:
+            break
+        out.append(e)
+    return out
