@@ -123,16 +123,24 @@ class Run:
         return self.stream.ended_as
 
 
-# What a view of runs is given: one run's history, histories by run name, or runs.
-Shown = History | Mapping[str, History] | Sequence[Run]
+# What a view of runs is given: one run or its history, histories by run name, or runs.
+Shown = Run | History | Mapping[str, History] | Sequence[Run]
 
 
 def runs_shown(runs: Shown) -> list[Run]:
-    """The runs a view shows: one unnamed run, the named runs of a mapping, or :class:`Run` s, which share bins.
+    """The runs a view shows: one run (unnamed, given its history), the named runs of a mapping, or :class:`Run` s, which share bins.
+
+    Example:
+      >>> from jaxcapture_nb.runs.stream import Stream
+      >>> stream = Stream(bins=8, include=None, every=1, keep_steps=10, grads=False)
+      >>> [r.name for r in runs_shown(Run("a", stream))], [r.name for r in runs_shown({"b": stream})]
+      (['a'], ['b'])
 
     Raises:
       ValueError: no run, a run given twice, or runs with different bins.
     """
+    if isinstance(runs, Run):
+        return [runs]
     if isinstance(runs, History):
         return [Run("", runs, runs)]
     if isinstance(runs, Mapping):

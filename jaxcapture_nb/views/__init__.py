@@ -38,4 +38,4 @@ def _patching_view(result: PatchingResult, *, estimate: PatchingResult | None = 
 def _live_view(run: Run, *, total: int | None = None):
     from jaxcapture_nb.views.live_view import LiveView
 
-    return LiveView([run], total=total)
+    return LiveView(run, total=total)
