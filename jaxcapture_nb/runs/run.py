@@ -57,8 +57,7 @@ class Run:
     @property
     def sites(self) -> list[SiteSeries]:
         """Each site's rows (statistics and a histogram per kept step), in the order they were first recorded."""
-        with self.stream.lock:
-            return list(self.stream.series.values())
+        return list(self.keyed_sites.values())
 
     @property
     def keyed_sites(self) -> dict[Any, SiteSeries]:

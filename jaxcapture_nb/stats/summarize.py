@@ -270,12 +270,13 @@ def large_row(x: jax.Array, bins: int) -> jax.Array:
     """
     if not usable((x,)):
         return packed_row(x, bins=bins)
-    key = (tuple(x.shape), np.dtype(x.dtype), bins, statistics_key())
+    statistics = statistics_key()
+    key = (tuple(x.shape), np.dtype(x.dtype), bins, statistics)
     program = _row_programs.get(key)
     if program is None:
         args = (jax.ShapeDtypeStruct(x.shape, x.dtype),)
         program = _row_programs[key] = load_or_compile(
-            "packed_row", packed_row.jitted, args, None, bins=bins, statistics=statistics_key()
+            "packed_row", packed_row.jitted, args, None, bins=bins, statistics=statistics
         )
     return program(x)
 
