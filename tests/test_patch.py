@@ -486,6 +486,25 @@ def test_a_step_compiled_before_the_block_is_named_when_the_block_ends():
     assert "nearest" not in str(raised.value)  # the site exists; only the step missed it
 
 
+def test_a_step_compiled_before_the_block_is_named_also_after_the_same_patch_reached_the_site():
+    model = MlpStack()
+    x = jax.random.normal(jax.random.key(0), (2, 8))
+    ablate = {"blocks.0.__call__": zero_ablation()}
+    traces = []
+    other = nnx.jit(lambda model, x: (traces.append(1), model(x))[1])
+    with patch(model, ablate):  # the same patch, reached by another compiled step
+        ablated = other(model, x)
+    step = nnx.cached_partial(nnx.jit(_forward), model)
+    plain = step(x)  # compiled without the patch
+    with pytest.raises(KeyError, match="a step compiled before the block"):
+        with patch(model, ablate):
+            step(x)
+    with patch(model, ablate):  # the step compiled in the first block reaches it without a trace
+        np.testing.assert_array_equal(other(model, x), ablated)
+    assert len(traces) == 1
+    np.testing.assert_array_equal(step(x), plain)
+
+
 class LinenBlock(linen.Module):
     """A residual block whose call returns the new stream and the one it was given."""
 

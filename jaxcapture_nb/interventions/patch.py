@@ -30,7 +30,7 @@ from jaxcapture_nb.backends.linen_patch import LinenPatch, linen_spec
 from jaxcapture_nb.backends.nnx import patching
 from jaxcapture_nb.backends.nnx.hooks import class_hooks, wrapped_methods
 from jaxcapture_nb.backends.nnx.modules import iter_modules
-from jaxcapture_nb.backends.nnx.patching import PATCH, PatchSlot
+from jaxcapture_nb.backends.nnx.patching import PATCH
 from jaxcapture_nb.backends.replacing import METHOD, PERTURB, SiteSpec
 from jaxcapture_nb.interventions.replacements import as_replacement
 from jaxcapture_nb.upstream import flax_check, flax_internals
@@ -158,6 +158,7 @@ class Patch:
         self._installed: list[tuple[nnx.Module, Any, type, bool]] | None = None
         self._linen: LinenPatch | None = None
         self._traced = False
+        self._block = 0  # the number patching.new_slot gives the block
 
     def __enter__(self) -> Patch:
         if self._installed is not None or self._linen is not None:
@@ -186,7 +187,7 @@ class Patch:
                 key = flax_internals.own_site_key(module)
                 self._installed.append((module, key, type(module), methods))
                 flax_internals.mark_data(key, PATCH)
-                vars(module)[PATCH] = PatchSlot(tuple(operands), spec=tuple(specs))
+                vars(module)[PATCH], self._block = patching.new_slot(operands, specs)
                 patching.patched_keys[id(key)] = specs[0].site
         except BaseException:
             self._uninstall()
@@ -224,8 +225,8 @@ class Patch:
             if exc_type is None:
                 self._check_reached(slots)
         finally:
-            if self._traced:  # a block inside a trace: no compiled step will reach its sites again
-                patching.forget([(module, slot) for slot, module in slots if slot is not None])
+            ended = [(module, slot) for slot, module in slots if slot is not None]
+            patching.end_block(ended, traced=self._traced)
         return False
 
     def _uninstall(self) -> None:
@@ -244,7 +245,7 @@ class Patch:
             for slot, module in slots
             if slot is not None
             for spec in patching.specs(slot)
-            if not patching.was_reached(module, slot, spec)
+            if not patching.was_reached(module, slot, spec, self._block)
         ]
         if missing:
             # A method site is known to exist; a perturb name only once called.

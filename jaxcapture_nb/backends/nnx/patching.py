@@ -18,6 +18,7 @@ patch records patched values.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any
 
@@ -30,15 +31,16 @@ from jaxcapture_nb.upstream import flax_internals
 
 PATCH = "_jaxcapture_nb_patch"
 
-
-class PatchSlot(nnx.Variable):
-    """A patched module's replacement arrays; its ``spec`` metadata says where they go."""
-
-
-# Sites a patch reached, by (specs, site, id of the module's site key): a
-# step compiled in an earlier block reaches its sites without tracing them
-# again, so this outlives a block.
-reached: set[tuple[Any, str, int]] = set()
+# Sites a patch reached, by (specs, site, id of the module's site key), with
+# the number of the latest block begun when they were: a step compiled in an
+# earlier block reaches its sites without tracing them again, so this
+# outlives a block.
+reached: dict[tuple[Any, str, int], int] = {}
+# The specs of the active blocks whose arrays a program took as arguments
+# (see Operands).
+_taken: set[tuple[SiteSpec, ...]] = set()
+_blocks = itertools.count(1)
+_latest_block = 0
 # The site keys (flax_internals.site_key) of the modules an active block
 # patches, by id, with one of their sites: a module that holds one of these
 # keys but no slot is a copy Flax made before the block, which the patch
@@ -47,6 +49,57 @@ patched_keys: dict[int, str] = {}
 # Perturb names each module's class passed to a patched module, for messages.
 perturb_names: dict[type, set[str]] = {}
 _lock = threading.Lock()
+
+
+class PatchSlot(nnx.Variable):
+    """A patched module's replacement arrays; its ``spec`` metadata says where they go."""
+
+
+@jax.tree_util.register_pytree_node_class
+class Operands:
+    """A block's replacement arrays, one tuple per patched site, as its :class:`PatchSlot` holds them.
+
+    A program takes them as arguments by flattening them, and so notes that
+    it was given the patched model: a step compiled in an earlier block
+    reaches the sites without a trace, but a copy of the model made before
+    the block never takes them. The note is by the patches' specs, which
+    the tree's structure holds anyway (the slot's metadata holds them too):
+    a block's own number there would make every block trace its steps again.
+    """
+
+    __slots__ = ("arrays", "specs")
+
+    def __init__(self, arrays: tuple[Any, ...], site_specs: tuple[SiteSpec, ...]):
+        self.arrays, self.specs = arrays, site_specs
+
+    def __getitem__(self, k: int) -> Any:
+        return self.arrays[k]
+
+    def tree_flatten(self) -> tuple[tuple[Any, ...], tuple[SiteSpec, ...]]:
+        with _lock:
+            _taken.add(self.specs)
+        return self.arrays, self.specs
+
+    @classmethod
+    def tree_unflatten(cls, site_specs: tuple[SiteSpec, ...], arrays: Any) -> Operands:
+        return cls(tuple(arrays), site_specs)
+
+
+def new_slot(operands: list[tuple[Any, ...]], site_specs: list[SiteSpec]) -> tuple[PatchSlot, int]:
+    """The slot of a block that begins now, holding its ``operands`` for ``site_specs``, and the block's number.
+
+    A module is in one block at a time, so what :data:`reached` notes of its
+    sites from this number on is this block's.
+    """
+    global _latest_block
+    held = tuple(site_specs)
+    # Made outside the lock, and before the note is cleared: the Variable
+    # flattens its value as it is made.
+    slot = PatchSlot(Operands(tuple(operands), held), spec=held)
+    with _lock:
+        _latest_block = block = next(_blocks)
+        _taken.discard(held)
+    return slot, block
 
 
 def slot_of(module: Any) -> Any:
@@ -59,23 +112,38 @@ def specs(slot: Any) -> tuple[SiteSpec, ...]:
     return slot.get_metadata()["spec"]
 
 
+def _reach_key(module: Any, slot: Any, spec: SiteSpec) -> tuple[Any, str, int]:
+    return specs(slot), spec.site, id(flax_internals.site_key(module))
+
+
 def _note_reached(module: Any, slot: Any, spec: SiteSpec) -> None:
     with _lock:
-        reached.add((specs(slot), spec.site, id(flax_internals.site_key(module))))
+        reached[_reach_key(module, slot, spec)] = _latest_block
 
 
-def was_reached(module: Any, slot: Any, spec: SiteSpec) -> bool:
-    """Whether a patch of ``module`` reached ``spec``'s site, in this block or in a step compiled in an earlier one."""
-    return (specs(slot), spec.site, id(flax_internals.site_key(module))) in reached
+def was_reached(module: Any, slot: Any, spec: SiteSpec, block: int) -> bool:
+    """Whether ``block``, whose patch ``slot`` holds, reached ``spec``'s site of ``module``.
+
+    Either a trace or an eager call reached it during the block, or a step
+    compiled in an earlier block reached it then and took the block's arrays
+    now.
+    """
+    noted = reached.get(_reach_key(module, slot, spec))
+    return noted is not None and (noted >= block or specs(slot) in _taken)
 
 
-def forget(modules: list[tuple[Any, Any]]) -> None:
-    """Drops what :data:`reached` holds of these ``(module, slot)`` pairs' patches."""
+def end_block(modules: list[tuple[Any, Any]], *, traced: bool) -> None:
+    """Forgets what the blocks of these ``(module, slot)`` pairs left behind.
+
+    A block inside a trace also drops what :data:`reached` holds of its
+    patches: no compiled step will reach its sites again.
+    """
     with _lock:
         for module, slot in modules:
-            held = specs(slot)
-            for spec in held:
-                reached.discard((held, spec.site, id(flax_internals.site_key(module))))
+            _taken.discard(specs(slot))
+            if traced:
+                for spec in specs(slot):
+                    reached.pop(_reach_key(module, slot, spec), None)
 
 
 def refuse_copy_made_before(module: Any) -> None:
