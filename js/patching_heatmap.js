@@ -1,4 +1,5 @@
-// One heatmap of a patching result: a row per site, a column per position,
+// One heatmap of a patching result: a row per site (or per head, grouped by
+// site, where the sweep patched heads one at a time), a column per position,
 // each cell the recovery's colour on the diverging map (0: the corrupted
 // run, 1: the clean run), with the site names at the left and the
 // positions (or their labels, the tokens) over the top, under the axes'
@@ -37,6 +38,31 @@ function fitted(ctx, text, width) {
   return `…${text.slice(text.length - n)}`; // the end of a site name says most
 }
 
+const HEAD = /^(.*)\[head (\d+)\]$/;
+
+/**
+ * A sweep's rows by site where it patched heads one at a time (`layers.3.attn[head 5]`): each
+ * group's site and its first and last row; null where no row is a head.
+ * @param {string[]} sites @returns {{ site: string, first: number, last: number }[] | null}
+ */
+function rowGroups(sites) {
+  if (!sites.some((s) => HEAD.test(s))) return null;
+  /** @type {{ site: string, first: number, last: number }[]} */ const groups = [];
+  sites.forEach((name, row) => {
+    const site = name.match(HEAD)?.[1] ?? name;
+    const last = groups[groups.length - 1];
+    if (last && last.site === site) last.last = row;
+    else groups.push({ site, first: row, last: row });
+  });
+  return groups;
+}
+
+/** A row's label: "head 5" under its site's group, else the site's name. @param {string} name @param {boolean} grouped */
+function rowLabel(name, grouped) {
+  const head = grouped ? name.match(HEAD) : null;
+  return head ? `head ${head[2]}` : name;
+}
+
 /**
  * Draws `result` into `canvas`, marks the canvas with its layout and returns it.
  * @param {HTMLCanvasElement} canvas @param {PatchData} data @param {PatchResult} result
@@ -46,8 +72,12 @@ function drawHeatmap(canvas, data, result, w, selected) {
   const theme = themeOf(canvas);
   const probe = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
   probe.font = `11px ${theme.font}`;
-  const labelWidth = Math.max(30, ...data.sites.map((s) => probe.measureText(s).width));
-  const box = heatLayout(data, w, labelWidth);
+  const groups = rowGroups(data.sites);
+  const labels = data.sites.map((s) => rowLabel(s, groups !== null));
+  const rowWidth = Math.max(30, ...labels.map((s) => probe.measureText(s).width));
+  // Grouped rows: the site's name in a column of its own, left of its heads.
+  const groupWidth = groups ? Math.min(MAX_LABEL - rowWidth, Math.max(...groups.map((g) => probe.measureText(g.site).width)) + 12) : 0;
+  const box = heatLayout(data, w, groupWidth + rowWidth);
   const ctx = sized(canvas, box.w, box.h);
   ctx.font = `11px ${theme.font}`;
   ctx.textBaseline = "middle";
@@ -55,7 +85,7 @@ function drawHeatmap(canvas, data, result, w, selected) {
   // The axes' titles: sites down the left, positions (their labels) across the top.
   ctx.fillStyle = theme.fg2;
   ctx.textAlign = "right";
-  ctx.fillText("site", box.left - 6, AXIS_H + HEAD_H / 2);
+  ctx.fillText(groups ? "site, head" : "site", box.left - 6, AXIS_H + HEAD_H / 2);
   ctx.textAlign = "left";
   const whole = P === 1 && data.positions[0] === "whole";
   ctx.fillText(whole ? "patched whole" : data.positionLabels.length ? "position: token" : "position", box.left, AXIS_H / 2);
@@ -70,11 +100,22 @@ function drawHeatmap(canvas, data, result, w, selected) {
     const y = box.top + s * box.cellH;
     ctx.fillStyle = theme.fg;
     ctx.textAlign = "right";
-    ctx.fillText(fitted(ctx, data.sites[s], box.left - 10), box.left - 6, y + box.cellH / 2);
+    ctx.fillText(fitted(ctx, labels[s], box.left - 10 - groupWidth), box.left - 6, y + box.cellH / 2);
     for (let p = 0; p < P; p++) {
       const v = result.recovery[s * P + p];
       ctx.fillStyle = Number.isFinite(v) ? rgbText(colourAt("diverging", (v / data.scale + 1) / 2)) : theme.grid;
       ctx.fillRect(box.left + p * box.cellW, y, box.cellW - (box.cellW > 8 ? 1 : 0), box.cellH - 1);
+    }
+  }
+  for (const group of groups ?? []) {
+    const [y0, y1] = [box.top + group.first * box.cellH, box.top + (group.last + 1) * box.cellH];
+    ctx.fillStyle = theme.fg;
+    ctx.textAlign = "left";
+    ctx.fillText(fitted(ctx, group.site, groupWidth - 12), 2, (y0 + y1) / 2);
+    if (group.first > 0) {
+      // A rule between sites, from the group's name to the last column.
+      ctx.fillStyle = theme.fg2;
+      ctx.fillRect(0, y0 - 1, box.left + P * box.cellW, 1);
     }
   }
   if (selected.length === 2) {
@@ -89,6 +130,7 @@ function drawHeatmap(canvas, data, result, w, selected) {
   Object.assign(canvas.dataset, {
     drawn: "1",
     method: result.method,
+    groups: String(groups?.length ?? 0),
     left: String(box.left),
     top: String(box.top),
     cellW: String(box.cellW),
@@ -125,4 +167,4 @@ function drawScale(canvas, data, hgt) {
   canvas.dataset.drawn = "1";
 }
 
-export { drawHeatmap, cellAt, drawScale, positionName, ROW_H, AXIS_H, HEAD_H };
+export { drawHeatmap, cellAt, drawScale, positionName, rowGroups, ROW_H, AXIS_H, HEAD_H };

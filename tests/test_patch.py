@@ -222,6 +222,45 @@ def test_the_sweep_equals_patching_one_site_and_position_at_a_time():
     assert "recovery" in result.table() and "layers.2.__call__" in result.table()
 
 
+def test_a_head_level_sweep_equals_patching_one_head_and_position_at_a_time():
+    model = decoder()  # 4 heads; the queries are [batch, tokens, heads, head_dim]
+    sites = [f"layers.{i}.attention.q_norm.__call__" for i in (2, 0)]
+    positions = [1, 5]
+    result = patching_sweep(model, TOKENS, OTHER, logit_difference, sites, positions, heads=4, chunk=8)
+    in_model_order = sites[::-1]
+    assert result.sites == [f"{site}[head {h}]" for site in in_model_order for h in range(4)]
+    assert result.effect.shape == (8, 2)
+    with capture(model, keep="last", methods=True) as clean:
+        model(TOKENS)
+    step = nnx.jit(lambda m, t: m(t))
+    for row in range(len(result.sites)):
+        site, head = in_model_order[row // 4], row % 4
+        for column, p in enumerate(positions):
+            with patch(model, {at(site, np.s_[:, p, head]): clean[site]}):
+                want = float(logit_difference(step(model, OTHER)))
+            assert_float32_close(result.effect[row, column], want)
+    some = patching_sweep(model, TOKENS, OTHER, logit_difference, sites, positions, heads=[3, 1])
+    assert some.sites == [f"{site}[head {h}]" for site in in_model_order for h in (3, 1)]
+    assert_float32_close(some.effect, result.effect[[3, 1, 7, 5]])
+    with pytest.raises(ValueError, match=r"names head 4 of 'layers.2.attention.q_norm.__call__'"):
+        patching_sweep(model, TOKENS, OTHER, logit_difference, sites, positions, heads=5)
+
+
+def test_attribution_by_head_splits_the_estimate_of_the_whole_site():
+    model = decoder()
+    site = "layers.1.attention.q_norm.__call__"
+    whole = attribution_patching(model, TOKENS, OTHER, logit_difference, site, positions=range(6))
+    by_head = attribution_patching(model, TOKENS, OTHER, logit_difference, site, positions=range(6), heads=4)
+    assert by_head.sites == [f"{site}[head {h}]" for h in range(4)]
+    # The first-order estimate is linear: a site's change is its heads' changes summed.
+    changes = by_head.effect - by_head.corrupted
+    assert_float32_close(changes.sum(axis=0), whole.effect[0] - whole.corrupted)
+    with pytest.raises(ValueError, match="head_axis and position_axis are both 1"):
+        attribution_patching(
+            model, TOKENS, OTHER, logit_difference, site, positions=[0], heads=2, head_axis=1
+        )
+
+
 def test_attribution_estimates_no_change_where_the_inputs_agree_and_the_exact_change_for_a_linear_metric():
     model = PerturbingStack(depth=2)
     clean = jax.random.normal(jax.random.key(0), (2, 4, 8))

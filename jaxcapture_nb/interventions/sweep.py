@@ -29,6 +29,14 @@ from flax import nnx
 from jaxcapture_nb.interventions.patch import patch
 from jaxcapture_nb.interventions.replacements import Replacement
 from jaxcapture_nb.interventions.result import PatchingResult, metric_name
+from jaxcapture_nb.interventions.rows import (
+    along,
+    check_heads,
+    estimated_rows,
+    heads_of,
+    row_names,
+    row_order,
+)
 from jaxcapture_nb.upstream import flax_check
 
 
@@ -143,6 +151,8 @@ def patching_sweep(
     readout: Callable[[Any], Any] | None = None,
     readout_labels: Sequence[str] | None = None,
     labels: Sequence[Any] | None = None,
+    heads: int | Sequence[int] | None = None,
+    head_axis: int = 2,
 ) -> PatchingResult:
     """Patches each site's clean value into the corrupted run, one site and position at a time, in one compiled program.
 
@@ -164,6 +174,13 @@ def patching_sweep(
       labels: a label per position (say, the clean input's tokens), for
         the view and the table: one per patched position, or one per
         position of the input.
+      heads: patch one attention head at a time: the number of heads (all
+        of them) or the heads to patch, along ``head_axis`` of each site's
+        value. Each site then gives a row per head, named
+        ``"layers.3.attn[head 5]"``. None patches every head together.
+      head_axis: the axis of a site's value that holds heads (2:
+        ``[batch, tokens, heads, head_dim]``, the heads' outputs before the
+        output projection mixes them).
 
     Returns:
       A :class:`PatchingResult` with ``effect[site, position]``, its sites in model order.
@@ -171,6 +188,7 @@ def patching_sweep(
     _check_nnx(model)
     sites = _sites_of(sites)
     positions = None if positions is None else tuple(int(p) for p in positions)
+    head_list = heads_of(heads)
     flax_check.check()  # before the traces below, whose patches rely on it
     graphdef, state = nnx.split(model)
     graphdef = _Graph(graphdef)
@@ -189,15 +207,21 @@ def patching_sweep(
         measures=measures,
         positions=positions,
         position_axis=position_axis,
+        heads=head_list,
+        head_axis=head_axis,
         chunk=chunk,
     )
     order = _model_order(sites, reached)
-    effect = np.asarray(measured[0]).reshape(len(sites), -1)[order]
+    rows = row_order(order, head_list)
+    per_row = len(positions or (None,))
+    effect = np.asarray(measured[0]).reshape(-1, per_row)[rows]
     readouts = None
     if readout is not None:
-        readouts = (np.asarray(measured[1])[order], readout(clean_out), readout(corrupted_out))
+        kept = np.asarray(measured[1])
+        kept = kept.reshape(-1, per_row, *kept.shape[2:])[rows]
+        readouts = (kept, readout(clean_out), readout(corrupted_out))
     return PatchingResult(
-        [sites[i] for i in order],
+        row_names(sites, order, head_list),
         positions,
         effect,
         metric(clean_out),
@@ -210,39 +234,50 @@ def patching_sweep(
     )
 
 
-@functools.partial(jax.jit, static_argnames=_STATIC)
+@functools.partial(jax.jit, static_argnames=(*_STATIC, "heads", "head_axis"))
 def _sweep_program(
-    state, inputs, clean_values, *, graphdef, sites, forward, measures, positions, position_axis, chunk
+    state,
+    inputs,
+    clean_values,
+    *,
+    graphdef,
+    sites,
+    forward,
+    measures,
+    positions,
+    position_axis,
+    heads,
+    head_axis,
+    chunk,
 ):
-    """Each of ``measures`` (the metric, and the readout where given) of every patched run, as ``[sites, positions, ...]``.
+    """Each of ``measures`` (the metric, and the readout where given) of every patched run, as ``[rows, positions, ...]``.
 
-    Whole sites (``positions`` None) give ``[sites, 1, ...]``.
+    A row is a site, or a site's head where ``heads`` are given (a site's
+    heads in a row). Whole sites (``positions`` None) give ``[rows, 1, ...]``.
 
-    Each site has its own map over positions, so that what the model
-    computes before the site does not depend on the patch and is computed
-    once (``vmap`` batches only what depends on its argument), not once per
-    patch.
+    Each site has its own map over heads and positions, so that what the
+    model computes before the site does not depend on the patch and is
+    computed once (``vmap`` batches only what depends on its argument), not
+    once per patch.
     """
 
-    def patched_run(name, position):
+    def patched_run(name, place):
+        head, position = place[0], place[1]
+
         def patched(value):
-            if positions is None:
-                return clean_values[name]
-            axis = jnp.arange(value.shape[position_axis]).reshape(
-                [-1 if a == position_axis else 1 for a in range(value.ndim)]
-            )
-            return jnp.where(axis == position, clean_values[name], value)
+            where = jnp.ones((1,) * value.ndim, bool)
+            if positions is not None:
+                where = where & along(value, position_axis, position)
+            if heads is not None:
+                check_heads(name, value.shape, heads, head_axis, None if positions is None else position_axis)
+                where = where & along(value, head_axis, head)
+            return jnp.where(where, clean_values[name], value)
 
         out = _run(graphdef.merge(state), inputs, forward, {name: Replacement(patched)})
         return tuple(jnp.asarray(measure(out)) for measure in measures)
 
-    if positions is None:
-        per_site = [tuple(m[None] for m in patched_run(name, None)) for name in sites]
-    else:
-        places = jnp.asarray(positions, jnp.int32)
-        per_site = [
-            jax.lax.map(functools.partial(patched_run, name), places, batch_size=chunk) for name in sites
-        ]
+    places = jnp.asarray([(h, p) for h in heads or (0,) for p in positions or (0,)], jnp.int32)
+    per_site = [jax.lax.map(functools.partial(patched_run, name), places, batch_size=chunk) for name in sites]
     return tuple(jnp.stack(column) for column in zip(*per_site, strict=True))
 
 
@@ -271,16 +306,19 @@ def attribution_patching(
     position_axis: int = 1,
     forward: Callable[[nnx.Module, Any], Any] = _default_forward,
     labels: Sequence[Any] | None = None,
+    heads: int | Sequence[int] | None = None,
+    head_axis: int = 2,
 ) -> PatchingResult:
     """The first-order estimate of :func:`patching_sweep`: ``(clean - corrupted) . gradient`` at each site.
 
     One forward pass on each input and one backward pass on the corrupted
-    one, whatever the number of sites and positions. Arguments and result
-    as :func:`patching_sweep`'s; its ``effect`` is the corrupted metric plus
-    the estimated change.
+    one, whatever the number of sites, heads and positions. Arguments and
+    result as :func:`patching_sweep`'s; its ``effect`` is the corrupted
+    metric plus the estimated change.
     """
     _check_nnx(model)
     sites = _sites_of(sites)
+    head_list = heads_of(heads)
     flax_check.check()  # before the traces below, whose patches rely on it
     graphdef, state = nnx.split(model)
     graphdef = _Graph(graphdef)
@@ -296,17 +334,13 @@ def attribution_patching(
     )
     rows: list[Any] = []
     for s in sites:
-        change = (clean_values[s] - corrupted_values[s]) * grads[s]
-        if positions is None:
-            rows.append([float(jnp.sum(change))])
-        else:
-            moved = jnp.moveaxis(change, position_axis, 0).reshape(change.shape[position_axis], -1)
-            rows.append(np.asarray(jnp.sum(moved, axis=1))[list(positions)])
+        change = np.asarray((clean_values[s] - corrupted_values[s]) * grads[s], np.float64)
+        rows.extend(estimated_rows(change, positions, position_axis, head_list, head_axis))
     base = float(metric(corrupted_out))
     order = _model_order(sites, reached)
-    effect = base + np.asarray(rows)[order]
+    effect = base + np.asarray(rows)[row_order(order, head_list)]
     return PatchingResult(
-        [sites[i] for i in order],
+        row_names(sites, order, head_list),
         positions,
         effect,
         metric(clean_out),

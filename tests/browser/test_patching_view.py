@@ -171,3 +171,67 @@ def test_patching_view_in_jupyterlab_light_and_dark(open_notebook):
 
 def test_patching_view_in_notebook_7(open_notebook7):
     check_view(open_notebook7("patching7.ipynb", [SETUP]), "notebook7")
+
+
+# The same model with its mixing split into two heads, each layer's heads
+# passed through Module.perturb: a sweep over heads gives a row per head.
+HEADS_SETUP = """
+import jax.numpy as jnp
+from flax import nnx
+from jaxcapture_nb import patching_sweep
+
+class HeadLayer(nnx.Module):
+    def __init__(self, rngs):
+        self.mix = nnx.Linear(8, 8, rngs=rngs)
+
+    def __call__(self, x):
+        heads = self.mix(jnp.cumsum(x, axis=1) / 3).reshape(*x.shape[:2], 2, 4)
+        heads = self.perturb("heads", heads)
+        return x + nnx.gelu(heads.reshape(x.shape))
+
+class HeadLM(nnx.Module):
+    def __init__(self, rngs):
+        self.embed = nnx.Embed(5, 8, rngs=rngs)
+        self.layers = nnx.List([HeadLayer(rngs) for _ in range(3)])
+        self.unembed = nnx.Linear(8, 5, rngs=rngs)
+
+    def __call__(self, tokens):
+        x = self.embed(tokens)
+        for layer in self.layers:
+            x = layer(x)
+        return self.unembed(x)
+
+lm = HeadLM(nnx.Rngs(0))
+clean, corrupted = jnp.array([[1, 2, 3, 4, 0, 2]]), jnp.array([[3, 2, 3, 4, 0, 2]])
+by_head = patching_sweep(lm, clean, corrupted, lambda logits: logits[0, -1, 1] - logits[0, -1, 3],
+                         [f"layers.{i}.heads" for i in range(3)], positions=range(6), heads=2,
+                         labels=["<s>", "the", "cat", "sat", "on", "mat"])
+by_head
+"""
+
+
+def test_a_sweep_over_heads_groups_its_rows_by_site_in_both_themes(open_notebook):
+    page = open_notebook("patching_heads.ipynb", [HEADS_SETUP])
+    page.wait_for_selector(ROOT, timeout=180_000).scroll_into_view_if_needed()
+    canvas = f"{HEAT}[data-method='exact']"
+    assert page.get_attribute(canvas, "data-groups") == "3"
+    # A cell of the second group's second head reads out its site and head.
+    x, y = cell_point(page, "exact", 3, 2)
+    page.mouse.move(x, y)
+    tip = page.wait_for_selector(".jcnb-patching .jcnb-tooltip:not([hidden])", timeout=10_000)
+    assert tip.text_content().split("\n")[:2] == ["layers.1.heads[head 1]", "position 2 (cat)"]
+    pixels = {"light": page.eval_on_selector(canvas, "c => c.toDataURL()")}
+    try:
+        assert low_contrast_text(page, ROOT) == []
+        screenshot(page, "patching_view_heads_light")
+        set_theme(page, DARK)
+        # The heatmap repaints with the theme's ink.
+        page.wait_for_function(
+            "([sel, prev]) => document.querySelector(sel).toDataURL() !== prev",
+            arg=[canvas, pixels["light"]],
+            timeout=30_000,
+        )
+        assert low_contrast_text(page, ROOT) == []
+        screenshot(page, "patching_view_heads_dark")
+    finally:
+        set_theme(page, LIGHT)

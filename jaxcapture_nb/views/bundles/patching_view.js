@@ -425,6 +425,22 @@ function fitted(ctx, text, width) {
   while (n > 1 && ctx.measureText(`\u2026${text.slice(text.length - n)}`).width > width) n--;
   return `\u2026${text.slice(text.length - n)}`;
 }
+var HEAD = /^(.*)\[head (\d+)\]$/;
+function rowGroups(sites) {
+  if (!sites.some((s) => HEAD.test(s))) return null;
+  const groups = [];
+  sites.forEach((name, row) => {
+    const site = name.match(HEAD)?.[1] ?? name;
+    const last = groups[groups.length - 1];
+    if (last && last.site === site) last.last = row;
+    else groups.push({ site, first: row, last: row });
+  });
+  return groups;
+}
+function rowLabel(name, grouped) {
+  const head = grouped ? name.match(HEAD) : null;
+  return head ? `head ${head[2]}` : name;
+}
 function drawHeatmap(canvas, data, result, w, selected) {
   const theme = themeOf(canvas);
   const probe = (
@@ -432,15 +448,18 @@ function drawHeatmap(canvas, data, result, w, selected) {
     canvas.getContext("2d")
   );
   probe.font = `11px ${theme.font}`;
-  const labelWidth = Math.max(30, ...data.sites.map((s) => probe.measureText(s).width));
-  const box = heatLayout(data, w, labelWidth);
+  const groups = rowGroups(data.sites);
+  const labels = data.sites.map((s) => rowLabel(s, groups !== null));
+  const rowWidth = Math.max(30, ...labels.map((s) => probe.measureText(s).width));
+  const groupWidth = groups ? Math.min(MAX_LABEL - rowWidth, Math.max(...groups.map((g) => probe.measureText(g.site).width)) + 12) : 0;
+  const box = heatLayout(data, w, groupWidth + rowWidth);
   const ctx = sized(canvas, box.w, box.h);
   ctx.font = `11px ${theme.font}`;
   ctx.textBaseline = "middle";
   const P = data.positions.length;
   ctx.fillStyle = theme.fg2;
   ctx.textAlign = "right";
-  ctx.fillText("site", box.left - 6, AXIS_H + HEAD_H / 2);
+  ctx.fillText(groups ? "site, head" : "site", box.left - 6, AXIS_H + HEAD_H / 2);
   ctx.textAlign = "left";
   const whole = P === 1 && data.positions[0] === "whole";
   ctx.fillText(whole ? "patched whole" : data.positionLabels.length ? "position: token" : "position", box.left, AXIS_H / 2);
@@ -454,11 +473,21 @@ function drawHeatmap(canvas, data, result, w, selected) {
     const y = box.top + s * box.cellH;
     ctx.fillStyle = theme.fg;
     ctx.textAlign = "right";
-    ctx.fillText(fitted(ctx, data.sites[s], box.left - 10), box.left - 6, y + box.cellH / 2);
+    ctx.fillText(fitted(ctx, labels[s], box.left - 10 - groupWidth), box.left - 6, y + box.cellH / 2);
     for (let p = 0; p < P; p++) {
       const v = result.recovery[s * P + p];
       ctx.fillStyle = Number.isFinite(v) ? rgbText(colourAt("diverging", (v / data.scale + 1) / 2)) : theme.grid;
       ctx.fillRect(box.left + p * box.cellW, y, box.cellW - (box.cellW > 8 ? 1 : 0), box.cellH - 1);
+    }
+  }
+  for (const group of groups ?? []) {
+    const [y0, y1] = [box.top + group.first * box.cellH, box.top + (group.last + 1) * box.cellH];
+    ctx.fillStyle = theme.fg;
+    ctx.textAlign = "left";
+    ctx.fillText(fitted(ctx, group.site, groupWidth - 12), 2, (y0 + y1) / 2);
+    if (group.first > 0) {
+      ctx.fillStyle = theme.fg2;
+      ctx.fillRect(0, y0 - 1, box.left + P * box.cellW, 1);
     }
   }
   if (selected.length === 2) {
@@ -472,6 +501,7 @@ function drawHeatmap(canvas, data, result, w, selected) {
   Object.assign(canvas.dataset, {
     drawn: "1",
     method: result.method,
+    groups: String(groups?.length ?? 0),
     left: String(box.left),
     top: String(box.top),
     cellW: String(box.cellW),
