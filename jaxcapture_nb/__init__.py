@@ -14,6 +14,8 @@ Example:
 
 from jaxcapture_nb.capturing.capture import Capture, capture, capture_grads
 from jaxcapture_nb.core.user_warnings import JaxCaptureWarning
+from jaxcapture_nb.interventions.lens import find_readout, logit_lens
+from jaxcapture_nb.interventions.lens_result import LogitLens
 from jaxcapture_nb.interventions.patch import Patch, at, patch
 from jaxcapture_nb.interventions.replacements import (
     Replacement,
@@ -58,6 +60,10 @@ def __getattr__(name):
         from jaxcapture_nb.views.patching_view import PatchingView
 
         return PatchingView
+    if name == "LogitLensView":
+        from jaxcapture_nb.views.lens_view import LogitLensView
+
+        return LogitLensView
     if name in ("ModePanel", "mode_panel"):
         from jaxcapture_nb.views import mode_panel
 
@@ -91,6 +97,8 @@ __all__ = [
     "Gradient",
     "JaxCaptureWarning",
     "LiveView",
+    "LogitLens",
+    "LogitLensView",
     "ModeError",
     "ModePanel",
     "ModuleOptions",
@@ -111,6 +119,8 @@ __all__ = [
     "capture_grads",
     "compare_modes",
     "compare_runs",
+    "find_readout",
+    "logit_lens",
     "mean_ablation",
     "mode_panel",
     "open_run",

@@ -33,6 +33,7 @@ def test_the_wheel_ships_the_widget_front_end(tmp_path):
     assert bundles == [
         "capture_view.js",
         "compare_view.js",
+        "lens_view.js",
         "live_view.js",
         "mode_panel.js",
         "patching_view.js",
@@ -63,7 +64,14 @@ def test_the_front_end_needs_nothing_a_host_may_lack():
         siblings = re.findall(r'^import \{[^}]*\} from "\./([\w.-]+\.js)";', text, re.MULTILINE)
         assert len(siblings) == len(lines), path.name
         assert all((ROOT / "js" / file).exists() for file in siblings), path.name
-    for entry in ("capture_view.js", "live_view.js", "compare_view.js", "mode_panel.js", "patching_view.js"):
+    for entry in (
+        "capture_view.js",
+        "live_view.js",
+        "compare_view.js",
+        "mode_panel.js",
+        "patching_view.js",
+        "lens_view.js",
+    ):
         assert "\nimport " not in front_end.module(entry), entry
     for path in sorted((ROOT / "js").glob("*.css")):
         # A host variable always comes with a fallback: hosts define JupyterLab's or VS Code's, or none.
@@ -94,6 +102,7 @@ def _node_load(tmp_path, source, probe):
         "compare_view.CompareView",
         "mode_panel.ModePanel",
         "patching_view.PatchingView",
+        "lens_view.LogitLensView",
     ],
 )
 def test_every_widget_module_loads(tmp_path, widget):
@@ -132,6 +141,7 @@ def test_every_front_end_file_is_in_a_widget_module():
         front_end.module("compare_view.js"),
         front_end.module("mode_panel.js"),
         front_end.module("patching_view.js"),
+        front_end.module("lens_view.js"),
     ]
     joined = {
         line[len("// js/") :]

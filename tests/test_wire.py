@@ -41,6 +41,7 @@ def test_every_widget_is_found():
         "CaptureView",
         "CompareView",
         "LiveView",
+        "LogitLensView",
         "ModePanel",
         "PatchingView",
     ]

@@ -1,1 +1,1 @@
-"""Interventions: patching, ablation, steering and patching sweeps."""
+"""Interventions and readings of a model's insides: patching, ablation, steering, patching sweeps and the logit lens."""

@@ -57,7 +57,7 @@ def _run(model: nnx.Module, inputs: Any, forward: Callable, replacements: dict[s
         return forward(model, inputs)
 
 
-class _Graph:
+class Graph:
     """A graph definition as a static argument of ``jax.jit``, also where it cannot be hashed.
 
     A module that keeps a plain (unfrozen) dataclass, as many models keep
@@ -73,7 +73,7 @@ class _Graph:
       >>> class Net(nnx.Module):
       ...     def __init__(self):
       ...         self.config = Config(4)
-      >>> first, second = _Graph(nnx.graphdef(Net())), _Graph(nnx.graphdef(Net()))
+      >>> first, second = Graph(nnx.graphdef(Net())), Graph(nnx.graphdef(Net()))
       >>> hash(first) == hash(second) and first == second
       True
     """
@@ -91,7 +91,7 @@ class _Graph:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, _Graph):
+        if not isinstance(other, Graph):
             return NotImplemented
         return self.graphdef is other.graphdef or bool(self.graphdef == other.graphdef)
 
@@ -99,7 +99,7 @@ class _Graph:
         return nnx.merge(self.graphdef, state)
 
 
-def _sites_of(sites: str | Sequence[str]) -> tuple[str, ...]:
+def sites_of(sites: str | Sequence[str]) -> tuple[str, ...]:
     """The sites to patch as a tuple; one site may be given as its name alone."""
     return (sites,) if isinstance(sites, str) else tuple(sites)
 
@@ -110,7 +110,7 @@ _STATIC = ("graphdef", "sites", "forward", "measures", "positions", "position_ax
 
 
 @functools.partial(jax.jit, static_argnames=("graphdef", "sites", "forward"))
-def _recorded_run(state, inputs, *, graphdef, sites, forward) -> tuple[Any, dict[str, Any], jax.Array]:
+def recorded_run(state, inputs, *, graphdef, sites, forward) -> tuple[Any, dict[str, Any], jax.Array]:
     """The outputs and the sites' values of one run, and the indices in ``sites`` of those reached, in the order reached."""
     store: dict[str, Any] = {}
     out = _run(graphdef.merge(state), inputs, forward, {s: _recorder(store, s) for s in sites})
@@ -119,13 +119,13 @@ def _recorded_run(state, inputs, *, graphdef, sites, forward) -> tuple[Any, dict
     return out, store, jnp.asarray([sites.index(s) for s in store], jnp.int32)
 
 
-def _model_order(sites: tuple[str, ...], reached: jax.Array) -> list[int]:
+def model_order(sites: tuple[str, ...], reached: jax.Array | np.ndarray) -> list[int]:
     """Indices of ``sites`` in the order the model reached them, those it did not reach last."""
     order = [int(i) for i in np.asarray(reached)]
     return order + [i for i in range(len(sites)) if i not in order]
 
 
-def _check_nnx(model: Any) -> None:
+def check_nnx(model: Any) -> None:
     if not isinstance(model, nnx.Module):
         raise TypeError(
             f"sweeps take a flax.nnx.Module, got {type(model).__name__}: the sweep compiles the model's "
@@ -185,17 +185,17 @@ def patching_sweep(
     Returns:
       A :class:`PatchingResult` with ``effect[site, position]``, its sites in model order.
     """
-    _check_nnx(model)
-    sites = _sites_of(sites)
+    check_nnx(model)
+    sites = sites_of(sites)
     positions = None if positions is None else tuple(int(p) for p in positions)
     head_list = heads_of(heads)
     flax_check.check()  # before the traces below, whose patches rely on it
     graphdef, state = nnx.split(model)
-    graphdef = _Graph(graphdef)
-    clean_out, clean_values, reached = _recorded_run(
+    graphdef = Graph(graphdef)
+    clean_out, clean_values, reached = recorded_run(
         state, clean, graphdef=graphdef, sites=sites, forward=forward
     )
-    corrupted_out, _, _ = _recorded_run(state, corrupted, graphdef=graphdef, sites=(), forward=forward)
+    corrupted_out, _, _ = recorded_run(state, corrupted, graphdef=graphdef, sites=(), forward=forward)
     measures = (metric,) if readout is None else (metric, readout)
     measured = _sweep_program(
         state,
@@ -211,7 +211,7 @@ def patching_sweep(
         head_axis=head_axis,
         chunk=chunk,
     )
-    order = _model_order(sites, reached)
+    order = model_order(sites, reached)
     rows = row_order(order, head_list)
     per_row = len(positions or (None,))
     effect = np.asarray(measured[0]).reshape(-1, per_row)[rows]
@@ -316,16 +316,16 @@ def attribution_patching(
     result as :func:`patching_sweep`'s; its ``effect`` is the corrupted
     metric plus the estimated change.
     """
-    _check_nnx(model)
-    sites = _sites_of(sites)
+    check_nnx(model)
+    sites = sites_of(sites)
     head_list = heads_of(heads)
     flax_check.check()  # before the traces below, whose patches rely on it
     graphdef, state = nnx.split(model)
-    graphdef = _Graph(graphdef)
-    clean_out, clean_values, reached = _recorded_run(
+    graphdef = Graph(graphdef)
+    clean_out, clean_values, reached = recorded_run(
         state, clean, graphdef=graphdef, sites=sites, forward=forward
     )
-    corrupted_out, corrupted_values, _ = _recorded_run(
+    corrupted_out, corrupted_values, _ = recorded_run(
         state, corrupted, graphdef=graphdef, sites=sites, forward=forward
     )
     zeros = {s: jnp.zeros_like(corrupted_values[s]) for s in sites}
@@ -337,7 +337,7 @@ def attribution_patching(
         change = np.asarray((clean_values[s] - corrupted_values[s]) * grads[s], np.float64)
         rows.extend(estimated_rows(change, positions, position_axis, head_list, head_axis))
     base = float(metric(corrupted_out))
-    order = _model_order(sites, reached)
+    order = model_order(sites, reached)
     effect = base + np.asarray(rows)[row_order(order, head_list)]
     return PatchingResult(
         row_names(sites, order, head_list),

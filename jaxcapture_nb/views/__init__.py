@@ -8,6 +8,7 @@ that never shows a result never imports them.
 
 from jaxcapture_nb.capturing.capture import Capture
 from jaxcapture_nb.core.display import shows
+from jaxcapture_nb.interventions.lens_result import LogitLens
 from jaxcapture_nb.interventions.result import PatchingResult
 from jaxcapture_nb.modes.comparison import Comparison
 from jaxcapture_nb.runs.run import Run
@@ -32,6 +33,13 @@ def _patching_view(result: PatchingResult, *, estimate: PatchingResult | None = 
     from jaxcapture_nb.views.patching_view import PatchingView
 
     return PatchingView(result, estimate)
+
+
+@shows(LogitLens)
+def _lens_view(lens: LogitLens):
+    from jaxcapture_nb.views.lens_view import LogitLensView
+
+    return LogitLensView(lens)
 
 
 @shows(Run)
