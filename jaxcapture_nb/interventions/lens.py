@@ -125,7 +125,11 @@ def logit_lens(
         every position, or one per position; None takes the token the
         model itself predicts at each position.
       top: how many of the most probable tokens to keep per site and position.
-      example: which example of the batch to read.
+      example: which example of the batch to read. The model runs on that
+        example alone (each input array sliced along its first axis), as a
+        decoder's residual stream at one example does not depend on the
+        others; a model that mixes examples (batch statistics) is read with
+        ``tokens`` of that one example.
       forward: ``forward(model, tokens) -> logits``; the model's call by default.
       labels: a label per position (the input's tokens as text), for the
         table and the view.
@@ -143,16 +147,9 @@ def logit_lens(
     flax_check.check()  # before the trace below, whose recording relies on it
     graphdef, state = nnx.split(model)
     wanted = jnp.asarray(-1 if target is None else target, jnp.int32)
+    one = jax.tree.map(lambda a: jnp.asarray(a)[example : example + 1], tokens)
     read = _lens_program(
-        state,
-        tokens,
-        wanted,
-        graphdef=Graph(graphdef),
-        sites=sites,
-        forward=forward,
-        readout=readout,
-        top=top,
-        example=example,
+        state, one, wanted, graphdef=Graph(graphdef), sites=sites, forward=forward, readout=readout, top=top
     )
     probability, rank, top_tokens, top_probabilities, chosen, reached = (np.asarray(a) for a in read)
     order = [*model_order(sites, reached), len(sites)]
@@ -168,21 +165,26 @@ def logit_lens(
     )
 
 
-@functools.partial(jax.jit, static_argnames=("graphdef", "sites", "forward", "readout", "top", "example"))
-def _lens_program(state, tokens, wanted, *, graphdef, sites, forward, readout, top, example):
-    """Per site and the output: the target's probability and rank, and the top tokens, ``[rows, positions, ...]``."""
+@functools.partial(jax.jit, static_argnames=("graphdef", "sites", "forward", "readout", "top"))
+def _lens_program(state, tokens, wanted, *, graphdef, sites, forward, readout, top):
+    """Per site and the output: the target's probability and rank, and the top tokens, ``[rows, positions, ...]``.
+
+    ``tokens`` hold one example.
+    """
     logits, values, reached = recorded_run(state, tokens, graphdef=graphdef, sites=sites, forward=forward)
-    final = logits[example]
+    final = logits[0]
     predicted = jnp.argmax(final, axis=-1)
     chosen = jnp.broadcast_to(wanted, predicted.shape)
     chosen = jnp.where(chosen < 0, predicted, chosen)  # -1: the model's own prediction
     model = graphdef.merge(state)
-    rows = [readout(model, values[s][example][None])[0] for s in sites] + [final]
+    rows = [readout(model, values[s])[0] for s in sites] + [final]
     stacked = jnp.stack(rows).astype(jnp.float32)  # [rows, positions, vocabulary]
-    probabilities = jax.nn.softmax(stacked, axis=-1)
+    # Probabilities only where they are read, from each row's log-sum-exp:
+    # a softmax of every logit would cost a pass over them of its own.
+    normalizer = jax.nn.logsumexp(stacked, axis=-1, keepdims=True)
     at_target = jnp.take_along_axis(stacked, chosen[None, :, None], axis=-1)
     # Rank 1 is the most probable; ties count in the target's favour.
     rank = 1 + jnp.sum(stacked > at_target, axis=-1, dtype=jnp.int32)
-    probability = jnp.take_along_axis(probabilities, chosen[None, :, None], axis=-1)[..., 0]
-    top_probabilities, top_tokens = jax.lax.top_k(probabilities, top)
-    return probability, rank, top_tokens, top_probabilities, chosen, reached
+    probability = jnp.exp(at_target - normalizer)[..., 0]
+    top_logits, top_tokens = jax.lax.top_k(stacked, top)
+    return probability, rank, top_tokens, jnp.exp(top_logits - normalizer), chosen, reached
