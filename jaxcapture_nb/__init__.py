@@ -14,6 +14,7 @@ Example:
 
 from jaxcapture_nb.capturing.capture import Capture, capture, capture_grads
 from jaxcapture_nb.core.user_warnings import JaxCaptureWarning
+from jaxcapture_nb.interventions.attention import AttentionPatterns, attention_patterns
 from jaxcapture_nb.interventions.lens import find_readout, logit_lens
 from jaxcapture_nb.interventions.lens_result import LogitLens
 from jaxcapture_nb.interventions.patch import Patch, at, patch
@@ -60,6 +61,10 @@ def __getattr__(name):
         from jaxcapture_nb.views.patching_view import PatchingView
 
         return PatchingView
+    if name == "AttentionView":
+        from jaxcapture_nb.views.attention_view import AttentionView
+
+        return AttentionView
     if name == "LogitLensView":
         from jaxcapture_nb.views.lens_view import LogitLensView
 
@@ -89,6 +94,8 @@ def unload_ipython_extension(ipython):
 
 
 __all__ = [
+    "AttentionPatterns",
+    "AttentionView",
     "Capture",
     "CaptureView",
     "CompareView",
@@ -114,6 +121,7 @@ __all__ = [
     "ViewOption",
     "Watch",
     "at",
+    "attention_patterns",
     "attribution_patching",
     "capture",
     "capture_grads",

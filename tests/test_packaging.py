@@ -31,6 +31,7 @@ def test_the_wheel_ships_the_widget_front_end(tmp_path):
         assert shipped == (ROOT / "js" / name).read_bytes()
     bundles = sorted(p.name for p in front_end.BUNDLES.glob("*.js"))
     assert bundles == [
+        "attention_view.js",
         "capture_view.js",
         "compare_view.js",
         "lens_view.js",
@@ -103,6 +104,7 @@ def _node_load(tmp_path, source, probe):
         "mode_panel.ModePanel",
         "patching_view.PatchingView",
         "lens_view.LogitLensView",
+        "attention_view.AttentionView",
     ],
 )
 def test_every_widget_module_loads(tmp_path, widget):
@@ -142,6 +144,7 @@ def test_every_front_end_file_is_in_a_widget_module():
         front_end.module("mode_panel.js"),
         front_end.module("patching_view.js"),
         front_end.module("lens_view.js"),
+        front_end.module("attention_view.js"),
     ]
     joined = {
         line[len("// js/") :]

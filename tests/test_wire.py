@@ -38,6 +38,7 @@ WIDGETS = widget_classes()
 
 def test_every_widget_is_found():
     assert [w.__name__ for w in WIDGETS] == [
+        "AttentionView",
         "CaptureView",
         "CompareView",
         "LiveView",

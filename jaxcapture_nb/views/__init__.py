@@ -8,6 +8,7 @@ that never shows a result never imports them.
 
 from jaxcapture_nb.capturing.capture import Capture
 from jaxcapture_nb.core.display import shows
+from jaxcapture_nb.interventions.attention import AttentionPatterns
 from jaxcapture_nb.interventions.lens_result import LogitLens
 from jaxcapture_nb.interventions.result import PatchingResult
 from jaxcapture_nb.modes.comparison import Comparison
@@ -33,6 +34,13 @@ def _patching_view(result: PatchingResult, *, estimate: PatchingResult | None = 
     from jaxcapture_nb.views.patching_view import PatchingView
 
     return PatchingView(result, estimate)
+
+
+@shows(AttentionPatterns)
+def _attention_view(patterns: AttentionPatterns):
+    from jaxcapture_nb.views.attention_view import AttentionView
+
+    return AttentionView(patterns)
 
 
 @shows(LogitLens)
