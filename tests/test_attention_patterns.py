@@ -98,7 +98,7 @@ def test_a_notebook_shows_the_view_with_the_text_and_a_saved_picture(captured):
     assert isinstance(view, AttentionView) and view.selected == [0, 0]
     assert np.frombuffer(view._weights, np.float32).reshape(3, 4, 6, 6).tolist() == patterns.weights.tolist()
     bundle, _ = patterns._repr_mimebundle_()
-    assert bundle["text/plain"] == patterns.table()
+    assert bundle["text/plain"] == patterns.describe()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     picture = attention_png(patterns)
     assert picture.startswith('<img alt="attention patterns: 3 layers x 4 heads') and "base64," in picture

@@ -51,6 +51,18 @@ class AttentionPatterns:
         index = self.sites.index(layer) if isinstance(layer, str) else layer
         return self.weights[index, head]
 
+    def describe(self) -> str:
+        """What the patterns hold: their layers, heads and tokens, and the sites read.
+
+        Example:
+          >>> AttentionPatterns(["a.attn", "b.attn"], np.full((2, 1, 2, 2), 0.5)).describe()
+          'attention patterns: 2 layers x 1 heads over 2 tokens (queries down, keys across), from a.attn, b.attn'
+        """
+        return (
+            f"attention patterns: {len(self.sites)} layers x {self.heads} heads over {len(self.tokens)} tokens "
+            f"(queries down, keys across), from {', '.join(self.sites)}"
+        )
+
     def table(self) -> str:
         """What the patterns hold, and where each head looks most from the last token.
 

@@ -80,7 +80,7 @@ class AttentionView(FrontEndWidget, entry="attention_view.js", css="attention_vi
       >>> from jaxcapture_nb.interventions.attention import AttentionPatterns
       >>> patterns = AttentionPatterns(["attn"], np.full((1, 2, 2, 2), 0.5), ["a", "b"])
       >>> view = AttentionView(patterns)
-      >>> view.selected, repr(view) == patterns.table()
+      >>> view.selected, repr(view) == patterns.describe()
       ([0, 0], True)
     """
 
@@ -95,7 +95,9 @@ class AttentionView(FrontEndWidget, entry="attention_view.js", css="attention_vi
         super().__init__(**attention_state(patterns), **kwargs)
 
     def __repr__(self) -> str:
-        return self._patterns.table()
+        # What the patterns hold, not where each head looks: the view shows
+        # that, and a saved notebook's text then reads the same on any machine.
+        return self._patterns.describe()
 
     def _saved_view(self) -> tuple[str, str]:
         return repr(self), attention_png(self._patterns)

@@ -66,7 +66,7 @@ def probability_colour(probability: float) -> str:
 
 
 def lens_html(lens: LogitLens) -> str:
-    """The saved picture: a table coloured by the target's probability, each cell holding its top token."""
+    """The saved picture: a table of the target's probability, each cell coloured by it."""
     columns = "".join(
         f"<th>{html.escape(lens.position_name(p))}</th>" for p in range(lens.probability.shape[1])
     )
@@ -76,8 +76,7 @@ def lens_html(lens: LogitLens) -> str:
         for p, probability in enumerate(lens.probability[s]):
             colour = probability_colour(float(probability))
             ink = "#000" if probability > 0.5 else "#fff"
-            top = html.escape(lens.token_text(lens.top_tokens[s, p, 0]))
-            cells.append(f'<td style="background:{colour};color:{ink}">{probability:.2f} {top}</td>')
+            cells.append(f'<td style="background:{colour};color:{ink}">{probability:.2f}</td>')
         rows.append(f"<tr><th>{html_name(site)}</th>{''.join(cells)}</tr>")
     targets = "".join(f"<th>{html.escape(lens.token_text(token))}</th>" for token in lens.target)
     style = (
@@ -88,7 +87,7 @@ def lens_html(lens: LogitLens) -> str:
     )
     return (
         f'{style}<table class="jcnb-lens-static"><caption>logit lens: probability of the target token '
-        "(and the most probable token) at each site and position</caption>"
+        "at each site and position</caption>"
         f"<tr><th>site</th>{columns}</tr>{''.join(rows)}<tr><th>target</th>{targets}</tr></table>"
     )
 

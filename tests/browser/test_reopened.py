@@ -7,7 +7,9 @@ twice: once with its kernel shut down, once with a new kernel. Re-running
 the cells brings the live widgets back.
 """
 
+import pathlib
 import secrets
+import shutil
 
 import nbformat
 import pytest
@@ -132,5 +134,29 @@ def test_a_reopened_notebook_shows_each_views_picture(app, lab, notebook7, brows
         screenshot(page, f"reopened_{app}_new_kernel")
         _run_all(page)
         screenshot(page, f"reopened_{app}_rerun")
+    finally:
+        page.close()
+
+
+def test_tutorial_8_opens_with_its_saved_pictures_and_no_kernel(lab, browser):
+    """The attention patterns, the head-level sweep and the logit lens, as the saved tutorial keeps them."""
+    url, token, root = lab
+    name = "08_heads_and_the_logit_lens.ipynb"
+    shutil.copy(pathlib.Path(__file__).parents[2] / "notebooks" / name, root / name)
+    page = _open(browser, f"{url}/lab/workspaces/t8-{secrets.token_hex(4)}/tree/{name}?token={token}&reset")
+    try:
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+        page.wait_for_function(
+            "() => !window.jupyterapp.shell.currentWidget.sessionContext.session", timeout=60_000
+        )
+        pictures = "img[alt^='attention patterns'], table.jcnb-patching-static, table.jcnb-lens-static"
+        page.wait_for_function(f'() => document.querySelectorAll("{pictures}").length === 3', timeout=60_000)
+        text = page.inner_text(".jp-Notebook")
+        assert "Error displaying widget" not in text and "Loading widget" not in text, text[:2000]
+        # The attention picture is a PNG that drew, not a broken image.
+        width = page.eval_on_selector("img[alt^='attention patterns']", "img => img.naturalWidth")
+        assert width > 100
+        page.locator("table.jcnb-lens-static").scroll_into_view_if_needed()
+        screenshot(page, "tutorial_8_saved_pictures")
     finally:
         page.close()
