@@ -61,6 +61,8 @@ function columnLabels(sites) {
   const parts = sites.map((s) => shownName(s).split("."));
   let shared = 0;
   const at = (/** @type {string[]} */ p) => p[p.length - 1 - shared];
+  // One site alone drops its last part: the enlarged head's title names it whole.
+  if (sites.length === 1) shared = parts[0].length > 1 ? 1 : 0;
   while (sites.length > 1 && parts.every((p) => p.length > shared + 1 && at(p) === at(parts[0]))) shared++;
   return parts.map((p) => p.slice(0, p.length - shared).join("."));
 }

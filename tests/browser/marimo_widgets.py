@@ -113,6 +113,31 @@ def _(jax, jnp, mo, nnx):
     estimate = attribution_patching(*sweep_args, positions=range(6))
     patching_ui = mo.ui.anywidget(exact.show(estimate))
     patching_ui  # noqa: B018 - a cell's last expression is its output
+    return clean, mixer
+
+
+@app.cell
+def _(clean, mixer, mo):
+    from jaxcapture_nb import logit_lens
+
+    lens = logit_lens(
+        mixer, clean, [f"layers.{i}.__call__" for i in range(3)], readout=lambda m, h: m.unembed(h), top=3
+    )
+    lens_ui = mo.ui.anywidget(lens.show())
+    lens_ui  # noqa: B018 - a cell's last expression is its output
+    return
+
+
+@app.cell
+def _(jax, jnp, mo):
+    from jaxcapture_nb import attention_patterns
+
+    scores = jax.random.normal(jax.random.key(0), (1, 2, 6, 6))
+    causal = jnp.where(jnp.tril(jnp.ones((6, 6), bool)), scores, -1e9)
+    attention_ui = mo.ui.anywidget(
+        attention_patterns({"layers.0.attention": jax.nn.softmax(causal)}, tokens=list("abcdef")).show()
+    )
+    attention_ui  # noqa: B018 - a cell's last expression is its output
     return
 
 

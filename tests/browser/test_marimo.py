@@ -26,6 +26,8 @@ COMPARE = "div.jcnb-compare.jcnb-ready:not(.jcnb-modes .jcnb-compare)"
 LIVE = ".jcnb-live[data-ready=true]"
 PANEL = ".jcnb-modes[data-ready=true]"
 PATCHING = ".jcnb-ready .jcnb-patching"
+LENS = ".jcnb-ready .jcnb-lens"
+ATTENTION = ".jcnb-ready .jcnb-attention"
 
 
 @pytest.fixture(scope="module")
@@ -145,10 +147,34 @@ def test_patching_view_draws_shows_a_clicked_cell_and_toggles(idle_page):
     screenshot(page, "marimo_patching_view")
 
 
+def test_lens_and_attention_views_draw_and_read_out_a_cell(idle_page):
+    page = idle_page
+    heat = f"{LENS} canvas.jcnb-lens-heat[data-drawn='1']"
+    page.wait_for_selector(heat, timeout=180_000)
+    page.locator(LENS).scroll_into_view_if_needed()
+    assert not blank_canvas(page, heat)
+    box, layout = page.locator(heat).bounding_box(), page.eval_on_selector(heat, "c => c.dataset")
+    page.mouse.click(
+        box["x"] + float(layout["left"]) + 5.5 * float(layout["cellW"]),
+        box["y"] + float(layout["top"]) + 0.5 * float(layout["cellH"]),
+    )
+    page.wait_for_selector(f"{LENS} .jcnb-lens-top", timeout=30_000)
+    assert page.locator(f"{LENS} .jcnb-lens-top tr").count() == 4  # three layers and the output
+    screenshot(page, "marimo_lens_view")
+    grid = f"{ATTENTION} canvas.jcnb-attention-grid[data-drawn='1']"
+    page.wait_for_selector(grid, timeout=180_000)
+    page.locator(ATTENTION).scroll_into_view_if_needed()
+    assert not blank_canvas(page, grid)
+    assert page.text_content(f"{ATTENTION} .jcnb-attention-enlarged-title").startswith(
+        "layers.0.attention, head 0"
+    )
+    screenshot(page, "marimo_attention_view")
+
+
 def test_widget_text_is_readable_on_marimos_light_page(idle_page):
     # marimo defines none of the host colour variables: the widgets use theme.css's defaults.
     page = idle_page
-    for selector in (CAPTURE, LIVE, PATCHING):
+    for selector in (CAPTURE, LIVE, PATCHING, LENS, ATTENTION):
         page.wait_for_selector(selector, timeout=180_000)
         assert low_contrast_text(page, selector) == [], selector
 
@@ -212,7 +238,7 @@ def test_the_widgets_follow_marimos_dark_theme(idle_page, dark_page):
     # marimo marks its theme on <body>; the widgets, in shadow roots of their own, follow it.
     marks = "() => [document.body.classList.contains('dark'), document.body.dataset.theme]"
     assert dark_page.evaluate(marks) == [True, "dark"] and idle_page.evaluate(marks) == [False, "light"]
-    for selector in (CAPTURE, COMPARE, PANEL, LIVE, PATCHING):
+    for selector in (CAPTURE, COMPARE, PANEL, LIVE, PATCHING, LENS, ATTENTION):
         for page, dark in ((idle_page, False), (dark_page, True)):
             page.wait_for_selector(selector, timeout=180_000)
             text, background = luminance(page, selector, "text"), luminance(page, selector, "theme")
@@ -233,3 +259,5 @@ def test_the_widgets_follow_marimos_dark_theme(idle_page, dark_page):
         screenshot(page, f"marimo_mode_panel_{name}")
         page.locator(PATCHING).scroll_into_view_if_needed()
         screenshot(page, f"marimo_patching_view_{name}")
+        page.locator(ATTENTION).scroll_into_view_if_needed()
+        screenshot(page, f"marimo_lens_and_attention_{name}")
