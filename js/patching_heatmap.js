@@ -6,7 +6,7 @@
 // titles. Cells grow with the width up to a size that reads well, and
 // never shrink below one that can be pointed at: a wider map scrolls.
 
-import { sized } from "./common.js";
+import { sized, fmt } from "./common.js";
 import { themeOf, rgbText, colourAt, drawColourBar } from "./draw.js";
 /** @typedef {import("./patching_data.js").PatchData} PatchData */
 /** @typedef {import("./patching_data.js").PatchResult} PatchResult */
@@ -167,4 +167,48 @@ function drawScale(canvas, data, hgt) {
   canvas.dataset.drawn = "1";
 }
 
-export { drawHeatmap, cellAt, drawScale, positionName, rowGroups, ROW_H, AXIS_H, HEAD_H };
+/** Text for SVG, its markup escaped. @param {string} text */
+const svgText = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+/**
+ * The heatmaps of `results` side by side as one SVG document: each cell a rectangle in the
+ * recovery's colour holding its value in a tooltip, with the site names, the positions (or their
+ * labels) and each result's method. Drawn from the numbers, so it scales without blur.
+ * @param {PatchData} data @param {PatchResult[]} results
+ */
+function heatmapSvg(data, results) {
+  const cell = { w: 40, h: ROW_H };
+  const left = 12 + 7 * Math.max(4, ...data.sites.map((s) => s.length));
+  const top = AXIS_H + HEAD_H + 16;
+  const P = data.positions.length;
+  const width = left + P * cell.w + 24;
+  const parts = [];
+  results.forEach((result, r) => {
+    const x0 = r * width;
+    parts.push(`<text x="${x0 + left}" y="12" font-weight="bold">${svgText(result.method)} patching: recovery of ${svgText(result.metric)}</text>`);
+    data.positions.forEach((_, p) => {
+      parts.push(`<text x="${x0 + left + (p + 0.5) * cell.w}" y="${top - 6}" text-anchor="middle">${svgText(positionName(data, p))}</text>`);
+    });
+    data.sites.forEach((site, s) => {
+      const y = top + s * cell.h;
+      parts.push(`<text x="${x0 + left - 6}" y="${y + cell.h / 2 + 4}" text-anchor="end">${svgText(site)}</text>`);
+      for (let p = 0; p < P; p++) {
+        const v = result.recovery[s * P + p];
+        const fill = Number.isFinite(v) ? rgbText(colourAt("diverging", (Math.max(-1, Math.min(1, v / data.scale)) + 1) / 2)) : "#9e9e9e";
+        parts.push(
+          `<rect class="cell" x="${x0 + left + p * cell.w}" y="${y}" width="${cell.w - 1}" height="${cell.h - 1}" fill="${fill}">` +
+            `<title>${svgText(site)}, position ${svgText(positionName(data, p))}: recovery ${v}, metric ${result.effect[s * P + p]}</title></rect>`,
+        );
+      }
+    });
+  });
+  const height = top + data.sites.length * cell.h + 24;
+  const caption = `recovery: 0 = corrupted run, 1 = clean run; blue -${fmt(data.scale)}, white 0, red ${fmt(data.scale)}`;
+  parts.push(`<text x="${left}" y="${height - 6}" fill="#595959">${svgText(caption)}</text>`);
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width * results.length}" height="${height}" font-family="sans-serif" font-size="11">` +
+    `<rect width="100%" height="100%" fill="#fff"/>${parts.join("")}</svg>`
+  );
+}
+
+export { drawHeatmap, cellAt, drawScale, positionName, rowGroups, heatmapSvg, ROW_H, AXIS_H, HEAD_H };

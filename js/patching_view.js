@@ -10,7 +10,7 @@ import { Tooltip, hoverReadOut, onThemeChange } from "./draw.js";
 import { schemaOf, applyColours } from "./schema.js";
 import { shownName } from "./names.js";
 import { patchingData, shownResults } from "./patching_data.js";
-import { drawHeatmap, cellAt, drawScale, ROW_H, AXIS_H, HEAD_H } from "./patching_heatmap.js";
+import { drawHeatmap, cellAt, drawScale, heatmapSvg, ROW_H, AXIS_H, HEAD_H } from "./patching_heatmap.js";
 import { drawDetail } from "./patching_detail.js";
 /** @typedef {import("./patching_data.js").PatchData} PatchData */
 
@@ -89,10 +89,15 @@ function render({ model, el }) {
   );
   buttons.append(...byChoice.values());
   const exports = h("div", "jcnb-patch-export");
-  for (const format of ["CSV", "PNG"]) {
+  const purposes = {
+    CSV: "download every cell's metric and recovery, per result",
+    PNG: "download the heatmaps as a picture",
+    SVG: "download the heatmaps as a vector picture, each cell's numbers in its tooltip",
+  };
+  for (const [format, purpose] of Object.entries(purposes)) {
     const button = h("button", "jcnb-patch-export-button", format);
     button.dataset.format = format.toLowerCase();
-    button.title = format === "CSV" ? "download every cell's metric and recovery, per result" : "download the heatmaps as a picture";
+    button.title = purpose;
     exports.append(button);
   }
   header.append(title, buttons, exports);
@@ -151,6 +156,7 @@ function render({ model, el }) {
     const button = /** @type {HTMLElement} */ (event.target).closest("button");
     if (button?.dataset.format === "csv") download("patching.csv", csvText(patchingTable(data)), "text/csv");
     else if (button?.dataset.format === "png") downloadPicture([...maps.querySelectorAll("canvas")], scale);
+    else if (button?.dataset.format === "svg") download("patching.svg", heatmapSvg(data, shownResults(data, model.get("shown"))), "image/svg+xml");
   });
 
   drawAll();

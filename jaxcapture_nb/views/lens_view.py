@@ -73,7 +73,7 @@ def lens_html(lens: LogitLens) -> str:
     rows = []
     for s, site in enumerate(lens.sites):
         cells = []
-        for p, probability in enumerate(lens.probability[s]):
+        for probability in lens.probability[s]:
             colour = probability_colour(float(probability))
             ink = "#000" if probability > 0.5 else "#fff"
             cells.append(f'<td style="background:{colour};color:{ink}">{probability:.2f}</td>')

@@ -128,6 +128,18 @@ def check_view(page, name: str) -> None:
     assert download.value.suggested_filename == "patching.png" and picture[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", picture[16:24])
     assert width > 400 and height > 80, (width, height)
+    # And as SVG: a rectangle per result, site and position, the sites and tokens as text.
+    with page.expect_download() as download:
+        page.click(".jcnb-patch-export-button[data-format=svg]")
+    assert download.value.suggested_filename == "patching.svg"
+    svg = pathlib.Path(download.value.path()).read_text()
+    assert svg.startswith("<svg") and svg.count('<rect class="cell"') == 2 * 3 * 6
+    assert "layers.1.__call__" in svg and ">on</text>" in svg and "attribution patching: " in svg
+    # The picture as a browser draws it, to look at.
+    drawn = page.context.new_page()
+    drawn.set_content(svg)
+    screenshot(drawn, f"patching_view_svg_{name}")
+    drawn.close()
 
     # The toggle shows one result; the kernel's view follows.
     page.click(".jcnb-patch-choice[data-shown='exact']")

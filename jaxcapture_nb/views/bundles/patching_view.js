@@ -525,6 +525,37 @@ function drawScale(canvas, data, hgt) {
   drawColourBar(ctx, { x: 2, y: 6, w: 12, h: Math.max(20, hgt - 12) }, "diverging", -data.scale, data.scale, theme);
   canvas.dataset.drawn = "1";
 }
+var svgText = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+function heatmapSvg(data, results) {
+  const cell = { w: 40, h: ROW_H };
+  const left = 12 + 7 * Math.max(4, ...data.sites.map((s) => s.length));
+  const top = AXIS_H + HEAD_H + 16;
+  const P = data.positions.length;
+  const width = left + P * cell.w + 24;
+  const parts = [];
+  results.forEach((result, r) => {
+    const x0 = r * width;
+    parts.push(`<text x="${x0 + left}" y="12" font-weight="bold">${svgText(result.method)} patching: recovery of ${svgText(result.metric)}</text>`);
+    data.positions.forEach((_, p) => {
+      parts.push(`<text x="${x0 + left + (p + 0.5) * cell.w}" y="${top - 6}" text-anchor="middle">${svgText(positionName(data, p))}</text>`);
+    });
+    data.sites.forEach((site, s) => {
+      const y = top + s * cell.h;
+      parts.push(`<text x="${x0 + left - 6}" y="${y + cell.h / 2 + 4}" text-anchor="end">${svgText(site)}</text>`);
+      for (let p = 0; p < P; p++) {
+        const v = result.recovery[s * P + p];
+        const fill = Number.isFinite(v) ? rgbText(colourAt("diverging", (Math.max(-1, Math.min(1, v / data.scale)) + 1) / 2)) : "#9e9e9e";
+        parts.push(
+          `<rect class="cell" x="${x0 + left + p * cell.w}" y="${y}" width="${cell.w - 1}" height="${cell.h - 1}" fill="${fill}"><title>${svgText(site)}, position ${svgText(positionName(data, p))}: recovery ${v}, metric ${result.effect[s * P + p]}</title></rect>`
+        );
+      }
+    });
+  });
+  const height = top + data.sites.length * cell.h + 24;
+  const caption = `recovery: 0 = corrupted run, 1 = clean run; blue -${fmt(data.scale)}, white 0, red ${fmt(data.scale)}`;
+  parts.push(`<text x="${left}" y="${height - 6}" fill="#595959">${svgText(caption)}</text>`);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width * results.length}" height="${height}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="#fff"/>${parts.join("")}</svg>`;
+}
 
 // js/patching_detail.js
 var RUN_COLOURS = {
@@ -724,10 +755,15 @@ function render({ model, el }) {
   );
   buttons.append(...byChoice.values());
   const exports = h("div", "jcnb-patch-export");
-  for (const format of ["CSV", "PNG"]) {
+  const purposes = {
+    CSV: "download every cell's metric and recovery, per result",
+    PNG: "download the heatmaps as a picture",
+    SVG: "download the heatmaps as a vector picture, each cell's numbers in its tooltip"
+  };
+  for (const [format, purpose] of Object.entries(purposes)) {
     const button = h("button", "jcnb-patch-export-button", format);
     button.dataset.format = format.toLowerCase();
-    button.title = format === "CSV" ? "download every cell's metric and recovery, per result" : "download the heatmaps as a picture";
+    button.title = purpose;
     exports.append(button);
   }
   header.append(title, buttons, exports);
@@ -789,6 +825,7 @@ function render({ model, el }) {
     );
     if (button?.dataset.format === "csv") download("patching.csv", csvText(patchingTable(data)), "text/csv");
     else if (button?.dataset.format === "png") downloadPicture([...maps.querySelectorAll("canvas")], scale);
+    else if (button?.dataset.format === "svg") download("patching.svg", heatmapSvg(data, shownResults(data, model.get("shown"))), "image/svg+xml");
   });
   drawAll();
   model.on("change:shown", drawMaps);
