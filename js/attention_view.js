@@ -5,8 +5,8 @@
 // token and weight. The enlarged head is the widget's `selected` trait
 // ([layer, head]). Plain ES module.
 
-import { fmt, h, sized, bytesOf, downloadBlob } from "./common.js";
-import { Tooltip, hoverReadOut, onThemeChange, themeOf, rgbText, colourAt, drawColourBar } from "./draw.js";
+import { fmt, h, sized, bytesOf } from "./common.js";
+import { Tooltip, hoverReadOut, keepDrawn, downloadCanvases, themeOf, rgbText, colourAt, drawColourBar, fittedText } from "./draw.js";
 import { schemaOf, applyColours } from "./schema.js";
 import { shownName } from "./names.js";
 
@@ -86,7 +86,7 @@ function drawGrid(canvas, data, selected) {
     const x = left + layer * (SMALL + gap);
     ctx.fillStyle = theme.fg;
     ctx.textAlign = "center";
-    ctx.fillText(fitted(ctx, labels[layer], SMALL + gap - 2), x + SMALL / 2, LABEL_H / 2);
+    ctx.fillText(fittedText(ctx, labels[layer], SMALL + gap - 2), x + SMALL / 2, LABEL_H / 2);
     for (let head = 0; head < data.heads; head++) {
       const y = LABEL_H + head * (SMALL + gap);
       paintHead(ctx, headWeights(data, layer, head), n, x, y, SMALL);
@@ -131,14 +131,14 @@ function drawEnlarged(canvas, data, layer, head, width) {
   ctx.fillStyle = theme.fg;
   ctx.textAlign = "right";
   const every = Math.max(1, Math.ceil(13 / cell));
-  for (let q = 0; q < n; q += every) ctx.fillText(fitted(ctx, data.tokens[q], label - 8), label - 4, top + (q + 0.5) * cell);
+  for (let q = 0; q < n; q += every) ctx.fillText(fittedText(ctx, data.tokens[q], label - 8), label - 4, top + (q + 0.5) * cell);
   // Key tokens across the top, turned to read upwards so long ones fit.
   for (let k = 0; k < n; k += every) {
     ctx.save();
     ctx.translate(label + (k + 0.5) * cell, top - 4);
     ctx.rotate(-Math.PI / 2);
     ctx.textAlign = "left";
-    ctx.fillText(fitted(ctx, data.tokens[k], label - 20), 0, 0);
+    ctx.fillText(fittedText(ctx, data.tokens[k], label - 20), 0, 0);
     ctx.restore();
   }
   // The axes' titles in the corner the tokens leave free.
@@ -152,14 +152,6 @@ function drawEnlarged(canvas, data, layer, head, width) {
     const [q, k] = [Math.floor((py - top) / cell), Math.floor((px - label) / cell)];
     return px < label || py < top || q >= n || k >= n ? null : { layer, head, q, k };
   };
-}
-
-/** A text cut with an ellipsis to fit `width`. @param {CanvasRenderingContext2D} ctx @param {string} text @param {number} width */
-function fitted(ctx, text, width) {
-  if (ctx.measureText(text).width <= width) return text;
-  let n = text.length;
-  while (n > 1 && ctx.measureText(`${text.slice(0, n)}…`).width > width) n--;
-  return `${text.slice(0, n)}…`;
 }
 
 /** @param {{model: any, el: HTMLElement}} ctx */
@@ -213,30 +205,13 @@ function render({ model, el }) {
     model.set("selected", [cell.layer, cell.head]);
     model.save_changes();
   });
-  exporter.addEventListener("click", () => {
-    const out = document.createElement("canvas");
-    [out.width, out.height] = [enlarged.width, enlarged.height];
-    const ctx = /** @type {CanvasRenderingContext2D} */ (out.getContext("2d"));
-    ctx.fillStyle = getComputedStyle(root).getPropertyValue("--jcnb-bg").trim() || "#fff";
-    ctx.fillRect(0, 0, out.width, out.height);
-    ctx.drawImage(enlarged, 0, 0);
-    out.toBlob((blob) => blob && downloadBlob("attention.png", blob));
-  });
+  exporter.addEventListener("click", () => downloadCanvases("attention.png", [enlarged]));
   drawAll();
   model.on("change:selected", drawAll);
-  const stopTheme = onThemeChange(drawAll);
-  let drawnWidth = width();
-  const resized = new ResizeObserver(() => {
-    if (width() !== drawnWidth) {
-      drawnWidth = width();
-      drawAll();
-    }
-  });
-  resized.observe(root);
+  const stopDrawing = keepDrawn(root, width, drawAll);
   el.classList.add("jcnb-ready");
   return () => {
-    stopTheme();
-    resized.disconnect();
+    stopDrawing();
     model.off("change:selected", drawAll);
   };
 }

@@ -3,7 +3,7 @@
 // tooltip per widget. Widgets lay out their own charts and call these to
 // draw them, so all four read alike and follow the host's theme.
 
-import { h } from "./common.js";
+import { h, downloadBlob } from "./common.js";
 
 /** The schema's data colours, for drawings made before their element is in the page. */
 const dataColours = { series: "#808080", band: "#808080", median: "#808080" };
@@ -379,4 +379,54 @@ function onThemeChange(redraw) {
   return () => observer.disconnect();
 }
 
-export { themeOf, faded, niceTicks, stepTicks, tickText, linearScale, countScale, logScale, plotBox, drawAxes, drawBars, rgbText, colourAt, drawColourBar, keyItem, Tooltip, hoverReadOut, onThemeChange, useDataColours };
+/**
+ * Keeps a view drawn: draws again when the theme switches or `width()` changes as `root` resizes.
+ * @param {HTMLElement} root @param {() => number} width @param {() => void} draw
+ * @returns {() => void} stops both
+ */
+function keepDrawn(root, width, draw) {
+  const stopTheme = onThemeChange(draw);
+  let drawnWidth = width();
+  const resized = new ResizeObserver(() => {
+    if (width() !== drawnWidth) {
+      drawnWidth = width();
+      draw();
+    }
+  });
+  resized.observe(root);
+  return () => {
+    stopTheme();
+    resized.disconnect();
+  };
+}
+
+/** `text`, cut at its end with an ellipsis to fit `width`. @param {CanvasRenderingContext2D} ctx @param {string} text @param {number} width */
+function fittedText(ctx, text, width) {
+  if (ctx.measureText(text).width <= width) return text;
+  let n = text.length;
+  while (n > 1 && ctx.measureText(`${text.slice(0, n)}…`).width > width) n--;
+  return `${text.slice(0, n)}…`;
+}
+
+/**
+ * Canvases side by side as one PNG download, on the page's background so the picture reads as it
+ * did on screen.
+ * @param {string} name @param {HTMLCanvasElement[]} canvases
+ */
+function downloadCanvases(name, canvases) {
+  const gap = 16 * (window.devicePixelRatio || 1);
+  const out = document.createElement("canvas");
+  out.width = canvases.reduce((w, c) => w + c.width + gap, 0) - gap;
+  out.height = Math.max(...canvases.map((c) => c.height));
+  const ctx = /** @type {CanvasRenderingContext2D} */ (out.getContext("2d"));
+  ctx.fillStyle = themeOf(canvases[0]).bg;
+  ctx.fillRect(0, 0, out.width, out.height);
+  let x = 0;
+  for (const c of canvases) {
+    ctx.drawImage(c, x, 0);
+    x += c.width + gap;
+  }
+  out.toBlob((blob) => blob && downloadBlob(name, blob));
+}
+
+export { downloadCanvases, themeOf, faded, niceTicks, stepTicks, tickText, linearScale, countScale, logScale, plotBox, drawAxes, drawBars, rgbText, colourAt, drawColourBar, keyItem, Tooltip, hoverReadOut, onThemeChange, keepDrawn, fittedText, useDataColours };

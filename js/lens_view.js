@@ -6,8 +6,8 @@
 // most probable tokens at that position: the answer forming layer by layer.
 // The clicked cell is the widget's `selected` trait. Plain ES module.
 
-import { fmt, h, sized, bytesOf, csvText, download, downloadBlob } from "./common.js";
-import { Tooltip, hoverReadOut, onThemeChange, themeOf, rgbText, colourAt, drawColourBar } from "./draw.js";
+import { fmt, h, sized, bytesOf, csvText, download } from "./common.js";
+import { Tooltip, hoverReadOut, keepDrawn, downloadCanvases, themeOf, rgbText, colourAt, drawColourBar, fittedText } from "./draw.js";
 import { schemaOf, applyColours } from "./schema.js";
 import { shownName } from "./names.js";
 
@@ -80,14 +80,14 @@ function drawLens(canvas, data, w, selected) {
   ctx.fillStyle = theme.fg;
   for (let p = 0; p < P; p++) {
     const x = left + (p + 0.5) * cellW;
-    ctx.fillText(fitted(ctx, data.positions[p] ?? "", cellW - 4), x, AXIS_H + HEAD_H / 2);
-    ctx.fillText(fitted(ctx, data.targets[p] ?? "", cellW - 4), x, top + data.sites.length * ROW_H + HEAD_H / 2);
+    ctx.fillText(fittedText(ctx, data.positions[p] ?? "", cellW - 4), x, AXIS_H + HEAD_H / 2);
+    ctx.fillText(fittedText(ctx, data.targets[p] ?? "", cellW - 4), x, top + data.sites.length * ROW_H + HEAD_H / 2);
   }
   for (let s = 0; s < data.sites.length; s++) {
     const y = top + s * ROW_H;
     ctx.fillStyle = theme.fg;
     ctx.textAlign = "right";
-    ctx.fillText(fitted(ctx, data.sites[s], left - 10), left - 6, y + ROW_H / 2);
+    ctx.fillText(fittedText(ctx, data.sites[s], left - 10), left - 6, y + ROW_H / 2);
     for (let p = 0; p < P; p++) {
       const v = data.probability[s * P + p];
       ctx.fillStyle = Number.isFinite(v) ? rgbText(colourAt("sequential", v)) : theme.grid;
@@ -104,14 +104,6 @@ function drawLens(canvas, data, w, selected) {
   }
   Object.assign(canvas.dataset, { drawn: "1", left: String(left), top: String(top), cellW: String(cellW), cellH: String(ROW_H) });
   return box;
-}
-
-/** A text cut with an ellipsis to fit `width`. @param {CanvasRenderingContext2D} ctx @param {string} text @param {number} width */
-function fitted(ctx, text, width) {
-  if (ctx.measureText(text).width <= width) return text;
-  let n = text.length;
-  while (n > 1 && ctx.measureText(`${text.slice(0, n)}…`).width > width) n--;
-  return `${text.slice(0, n)}…`;
 }
 
 /** The [site, position] under (x, y), or null. @param {LensData} data @param {{left: number, top: number, cellW: number, cellH: number}} box @param {number} x @param {number} y */
@@ -153,20 +145,6 @@ function drawDetail(detail, data, selected) {
     table.append(row);
   });
   detail.append(table);
-}
-
-/** The heatmap and its colour bar as one PNG, on the page's background. @param {HTMLCanvasElement} map @param {HTMLCanvasElement} bar */
-function downloadPicture(map, bar) {
-  const gap = 16 * (window.devicePixelRatio || 1);
-  const out = document.createElement("canvas");
-  out.width = map.width + gap + bar.width;
-  out.height = Math.max(map.height, bar.height);
-  const ctx = /** @type {CanvasRenderingContext2D} */ (out.getContext("2d"));
-  ctx.fillStyle = getComputedStyle(bar).getPropertyValue("--jcnb-bg").trim() || "#fff";
-  ctx.fillRect(0, 0, out.width, out.height);
-  ctx.drawImage(map, 0, 0);
-  ctx.drawImage(bar, map.width + gap, 0);
-  out.toBlob((blob) => blob && downloadBlob("logit_lens.png", blob));
 }
 
 /** @param {{model: any, el: HTMLElement}} ctx */
@@ -219,23 +197,14 @@ function render({ model, el }) {
   exports.addEventListener("click", (event) => {
     const button = /** @type {HTMLElement} */ (event.target).closest("button");
     if (button?.dataset.format === "csv") download("logit_lens.csv", csvText(lensTable(data)), "text/csv");
-    else if (button?.dataset.format === "png") downloadPicture(canvas, scale);
+    else if (button?.dataset.format === "png") downloadCanvases("logit_lens.png", [canvas, scale]);
   });
   drawAll();
   model.on("change:selected", drawAll);
-  const stopTheme = onThemeChange(drawAll);
-  let drawnWidth = width();
-  const resized = new ResizeObserver(() => {
-    if (width() !== drawnWidth) {
-      drawnWidth = width();
-      drawAll();
-    }
-  });
-  resized.observe(root);
+  const stopDrawing = keepDrawn(root, width, drawAll);
   el.classList.add("jcnb-ready");
   return () => {
-    stopTheme();
-    resized.disconnect();
+    stopDrawing();
     model.off("change:selected", drawAll);
   };
 }

@@ -5,8 +5,8 @@
 // `selected` traits; only the handlers here change them. Plain ES module,
 // no build step.
 
-import { fmt, h, csvText, download, downloadBlob } from "./common.js";
-import { Tooltip, hoverReadOut, onThemeChange } from "./draw.js";
+import { fmt, h, csvText, download } from "./common.js";
+import { Tooltip, hoverReadOut, keepDrawn, downloadCanvases } from "./draw.js";
 import { schemaOf, applyColours } from "./schema.js";
 import { shownName } from "./names.js";
 import { patchingData, shownResults } from "./patching_data.js";
@@ -40,28 +40,6 @@ function patchingTable(data) {
     ),
   );
   return { columns: ["method", "site", "position", "label", "metric", "recovery"], rows };
-}
-
-/**
- * The heatmaps shown, side by side with the colour bar, as one PNG download.
- * @param {HTMLCanvasElement[]} canvases @param {HTMLCanvasElement} bar
- */
-function downloadPicture(canvases, bar) {
-  const all = [...canvases, bar];
-  const gap = 16 * (window.devicePixelRatio || 1);
-  const out = document.createElement("canvas");
-  out.width = all.reduce((w, c) => w + c.width + gap, 0);
-  out.height = Math.max(...all.map((c) => c.height));
-  const ctx = /** @type {CanvasRenderingContext2D} */ (out.getContext("2d"));
-  // The page's background under the maps, so the picture reads as it did on screen.
-  ctx.fillStyle = getComputedStyle(bar).getPropertyValue("--jcnb-bg").trim() || "#fff";
-  ctx.fillRect(0, 0, out.width, out.height);
-  let x = 0;
-  for (const c of all) {
-    ctx.drawImage(c, x, 0);
-    x += c.width + gap;
-  }
-  out.toBlob((blob) => blob && downloadBlob("patching.png", blob));
 }
 
 /** @param {{model: any, el: HTMLElement}} ctx */
@@ -155,26 +133,17 @@ function render({ model, el }) {
   exports.addEventListener("click", (event) => {
     const button = /** @type {HTMLElement} */ (event.target).closest("button");
     if (button?.dataset.format === "csv") download("patching.csv", csvText(patchingTable(data)), "text/csv");
-    else if (button?.dataset.format === "png") downloadPicture([...maps.querySelectorAll("canvas")], scale);
+    else if (button?.dataset.format === "png") downloadCanvases("patching.png", [...maps.querySelectorAll("canvas"), scale]);
     else if (button?.dataset.format === "svg") download("patching.svg", heatmapSvg(data, shownResults(data, model.get("shown"))), "image/svg+xml");
   });
 
   drawAll();
   model.on("change:shown", drawMaps);
   model.on("change:selected", drawAll);
-  const stopTheme = onThemeChange(drawAll);
-  let drawnWidth = width();
-  const resized = new ResizeObserver(() => {
-    if (width() !== drawnWidth) {
-      drawnWidth = width();
-      drawAll();
-    }
-  });
-  resized.observe(root);
+  const stopDrawing = keepDrawn(root, width, drawAll);
   el.classList.add("jcnb-ready");
   return () => {
-    stopTheme();
-    resized.disconnect();
+    stopDrawing();
     model.off("change:shown", drawMaps);
     model.off("change:selected", drawAll);
   };

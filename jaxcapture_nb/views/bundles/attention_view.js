@@ -197,6 +197,45 @@ function onThemeChange(redraw) {
   observer.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light", "class"] });
   return () => observer.disconnect();
 }
+function keepDrawn(root, width, draw) {
+  const stopTheme = onThemeChange(draw);
+  let drawnWidth = width();
+  const resized = new ResizeObserver(() => {
+    if (width() !== drawnWidth) {
+      drawnWidth = width();
+      draw();
+    }
+  });
+  resized.observe(root);
+  return () => {
+    stopTheme();
+    resized.disconnect();
+  };
+}
+function fittedText(ctx, text, width) {
+  if (ctx.measureText(text).width <= width) return text;
+  let n = text.length;
+  while (n > 1 && ctx.measureText(`${text.slice(0, n)}\u2026`).width > width) n--;
+  return `${text.slice(0, n)}\u2026`;
+}
+function downloadCanvases(name, canvases) {
+  const gap = 16 * (window.devicePixelRatio || 1);
+  const out = document.createElement("canvas");
+  out.width = canvases.reduce((w, c) => w + c.width + gap, 0) - gap;
+  out.height = Math.max(...canvases.map((c) => c.height));
+  const ctx = (
+    /** @type {CanvasRenderingContext2D} */
+    out.getContext("2d")
+  );
+  ctx.fillStyle = themeOf(canvases[0]).bg;
+  ctx.fillRect(0, 0, out.width, out.height);
+  let x = 0;
+  for (const c of canvases) {
+    ctx.drawImage(c, x, 0);
+    x += c.width + gap;
+  }
+  out.toBlob((blob) => blob && downloadBlob(name, blob));
+}
 
 // js/schema.js
 function statText(format, x) {
@@ -312,7 +351,7 @@ function drawGrid(canvas, data, selected) {
     const x = left + layer * (SMALL + gap);
     ctx.fillStyle = theme.fg;
     ctx.textAlign = "center";
-    ctx.fillText(fitted(ctx, labels[layer], SMALL + gap - 2), x + SMALL / 2, LABEL_H / 2);
+    ctx.fillText(fittedText(ctx, labels[layer], SMALL + gap - 2), x + SMALL / 2, LABEL_H / 2);
     for (let head = 0; head < data.heads; head++) {
       const y = LABEL_H + head * (SMALL + gap);
       paintHead(ctx, headWeights(data, layer, head), n, x, y, SMALL);
@@ -354,13 +393,13 @@ function drawEnlarged(canvas, data, layer, head, width) {
   ctx.fillStyle = theme.fg;
   ctx.textAlign = "right";
   const every = Math.max(1, Math.ceil(13 / cell));
-  for (let q = 0; q < n; q += every) ctx.fillText(fitted(ctx, data.tokens[q], label - 8), label - 4, top + (q + 0.5) * cell);
+  for (let q = 0; q < n; q += every) ctx.fillText(fittedText(ctx, data.tokens[q], label - 8), label - 4, top + (q + 0.5) * cell);
   for (let k = 0; k < n; k += every) {
     ctx.save();
     ctx.translate(label + (k + 0.5) * cell, top - 4);
     ctx.rotate(-Math.PI / 2);
     ctx.textAlign = "left";
-    ctx.fillText(fitted(ctx, data.tokens[k], label - 20), 0, 0);
+    ctx.fillText(fittedText(ctx, data.tokens[k], label - 20), 0, 0);
     ctx.restore();
   }
   ctx.fillStyle = theme.fg2;
@@ -372,12 +411,6 @@ function drawEnlarged(canvas, data, layer, head, width) {
     const [q, k] = [Math.floor((py - top) / cell), Math.floor((px - label) / cell)];
     return px < label || py < top || q >= n || k >= n ? null : { layer, head, q, k };
   };
-}
-function fitted(ctx, text, width) {
-  if (ctx.measureText(text).width <= width) return text;
-  let n = text.length;
-  while (n > 1 && ctx.measureText(`${text.slice(0, n)}\u2026`).width > width) n--;
-  return `${text.slice(0, n)}\u2026`;
 }
 function render({ model, el }) {
   const root = h("div", "jcnb-attention jcnb-themed");
@@ -437,33 +470,13 @@ function render({ model, el }) {
     model.set("selected", [cell.layer, cell.head]);
     model.save_changes();
   });
-  exporter.addEventListener("click", () => {
-    const out = document.createElement("canvas");
-    [out.width, out.height] = [enlarged.width, enlarged.height];
-    const ctx = (
-      /** @type {CanvasRenderingContext2D} */
-      out.getContext("2d")
-    );
-    ctx.fillStyle = getComputedStyle(root).getPropertyValue("--jcnb-bg").trim() || "#fff";
-    ctx.fillRect(0, 0, out.width, out.height);
-    ctx.drawImage(enlarged, 0, 0);
-    out.toBlob((blob) => blob && downloadBlob("attention.png", blob));
-  });
+  exporter.addEventListener("click", () => downloadCanvases("attention.png", [enlarged]));
   drawAll();
   model.on("change:selected", drawAll);
-  const stopTheme = onThemeChange(drawAll);
-  let drawnWidth = width();
-  const resized = new ResizeObserver(() => {
-    if (width() !== drawnWidth) {
-      drawnWidth = width();
-      drawAll();
-    }
-  });
-  resized.observe(root);
+  const stopDrawing = keepDrawn(root, width, drawAll);
   el.classList.add("jcnb-ready");
   return () => {
-    stopTheme();
-    resized.disconnect();
+    stopDrawing();
     model.off("change:selected", drawAll);
   };
 }

@@ -212,6 +212,45 @@ function onThemeChange(redraw) {
   observer.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light", "class"] });
   return () => observer.disconnect();
 }
+function keepDrawn(root, width, draw) {
+  const stopTheme = onThemeChange(draw);
+  let drawnWidth = width();
+  const resized = new ResizeObserver(() => {
+    if (width() !== drawnWidth) {
+      drawnWidth = width();
+      draw();
+    }
+  });
+  resized.observe(root);
+  return () => {
+    stopTheme();
+    resized.disconnect();
+  };
+}
+function fittedText(ctx, text, width) {
+  if (ctx.measureText(text).width <= width) return text;
+  let n = text.length;
+  while (n > 1 && ctx.measureText(`${text.slice(0, n)}\u2026`).width > width) n--;
+  return `${text.slice(0, n)}\u2026`;
+}
+function downloadCanvases(name, canvases) {
+  const gap = 16 * (window.devicePixelRatio || 1);
+  const out = document.createElement("canvas");
+  out.width = canvases.reduce((w, c) => w + c.width + gap, 0) - gap;
+  out.height = Math.max(...canvases.map((c) => c.height));
+  const ctx = (
+    /** @type {CanvasRenderingContext2D} */
+    out.getContext("2d")
+  );
+  ctx.fillStyle = themeOf(canvases[0]).bg;
+  ctx.fillRect(0, 0, out.width, out.height);
+  let x = 0;
+  for (const c of canvases) {
+    ctx.drawImage(c, x, 0);
+    x += c.width + gap;
+  }
+  out.toBlob((blob) => blob && downloadBlob(name, blob));
+}
 
 // js/schema.js
 function statText(format, x) {
@@ -332,14 +371,14 @@ function drawLens(canvas, data, w, selected) {
   ctx.fillStyle = theme.fg;
   for (let p = 0; p < P; p++) {
     const x = left + (p + 0.5) * cellW;
-    ctx.fillText(fitted(ctx, data.positions[p] ?? "", cellW - 4), x, AXIS_H + HEAD_H / 2);
-    ctx.fillText(fitted(ctx, data.targets[p] ?? "", cellW - 4), x, top + data.sites.length * ROW_H + HEAD_H / 2);
+    ctx.fillText(fittedText(ctx, data.positions[p] ?? "", cellW - 4), x, AXIS_H + HEAD_H / 2);
+    ctx.fillText(fittedText(ctx, data.targets[p] ?? "", cellW - 4), x, top + data.sites.length * ROW_H + HEAD_H / 2);
   }
   for (let s = 0; s < data.sites.length; s++) {
     const y = top + s * ROW_H;
     ctx.fillStyle = theme.fg;
     ctx.textAlign = "right";
-    ctx.fillText(fitted(ctx, data.sites[s], left - 10), left - 6, y + ROW_H / 2);
+    ctx.fillText(fittedText(ctx, data.sites[s], left - 10), left - 6, y + ROW_H / 2);
     for (let p = 0; p < P; p++) {
       const v = data.probability[s * P + p];
       ctx.fillStyle = Number.isFinite(v) ? rgbText(colourAt("sequential", v)) : theme.grid;
@@ -356,12 +395,6 @@ function drawLens(canvas, data, w, selected) {
   }
   Object.assign(canvas.dataset, { drawn: "1", left: String(left), top: String(top), cellW: String(cellW), cellH: String(ROW_H) });
   return box;
-}
-function fitted(ctx, text, width) {
-  if (ctx.measureText(text).width <= width) return text;
-  let n = text.length;
-  while (n > 1 && ctx.measureText(`${text.slice(0, n)}\u2026`).width > width) n--;
-  return `${text.slice(0, n)}\u2026`;
 }
 function cellAt(data, box, x, y) {
   const p = Math.floor((x - box.left) / box.cellW);
@@ -397,21 +430,6 @@ function drawDetail(detail, data, selected) {
     table.append(row);
   });
   detail.append(table);
-}
-function downloadPicture(map, bar) {
-  const gap = 16 * (window.devicePixelRatio || 1);
-  const out = document.createElement("canvas");
-  out.width = map.width + gap + bar.width;
-  out.height = Math.max(map.height, bar.height);
-  const ctx = (
-    /** @type {CanvasRenderingContext2D} */
-    out.getContext("2d")
-  );
-  ctx.fillStyle = getComputedStyle(bar).getPropertyValue("--jcnb-bg").trim() || "#fff";
-  ctx.fillRect(0, 0, out.width, out.height);
-  ctx.drawImage(map, 0, 0);
-  ctx.drawImage(bar, map.width + gap, 0);
-  out.toBlob((blob) => blob && downloadBlob("logit_lens.png", blob));
 }
 function render({ model, el }) {
   const root = h("div", "jcnb-lens jcnb-themed");
@@ -470,23 +488,14 @@ function render({ model, el }) {
       event.target.closest("button")
     );
     if (button?.dataset.format === "csv") download("logit_lens.csv", csvText(lensTable(data)), "text/csv");
-    else if (button?.dataset.format === "png") downloadPicture(canvas, scale);
+    else if (button?.dataset.format === "png") downloadCanvases("logit_lens.png", [canvas, scale]);
   });
   drawAll();
   model.on("change:selected", drawAll);
-  const stopTheme = onThemeChange(drawAll);
-  let drawnWidth = width();
-  const resized = new ResizeObserver(() => {
-    if (width() !== drawnWidth) {
-      drawnWidth = width();
-      drawAll();
-    }
-  });
-  resized.observe(root);
+  const stopDrawing = keepDrawn(root, width, drawAll);
   el.classList.add("jcnb-ready");
   return () => {
-    stopTheme();
-    resized.disconnect();
+    stopDrawing();
     model.off("change:selected", drawAll);
   };
 }

@@ -300,6 +300,39 @@ function onThemeChange(redraw) {
   observer.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light", "class"] });
   return () => observer.disconnect();
 }
+function keepDrawn(root, width, draw) {
+  const stopTheme = onThemeChange(draw);
+  let drawnWidth = width();
+  const resized = new ResizeObserver(() => {
+    if (width() !== drawnWidth) {
+      drawnWidth = width();
+      draw();
+    }
+  });
+  resized.observe(root);
+  return () => {
+    stopTheme();
+    resized.disconnect();
+  };
+}
+function downloadCanvases(name, canvases) {
+  const gap = 16 * (window.devicePixelRatio || 1);
+  const out = document.createElement("canvas");
+  out.width = canvases.reduce((w, c) => w + c.width + gap, 0) - gap;
+  out.height = Math.max(...canvases.map((c) => c.height));
+  const ctx = (
+    /** @type {CanvasRenderingContext2D} */
+    out.getContext("2d")
+  );
+  ctx.fillStyle = themeOf(canvases[0]).bg;
+  ctx.fillRect(0, 0, out.width, out.height);
+  let x = 0;
+  for (const c of canvases) {
+    ctx.drawImage(c, x, 0);
+    x += c.width + gap;
+  }
+  out.toBlob((blob) => blob && downloadBlob(name, blob));
+}
 
 // js/schema.js
 function statText(format, x) {
@@ -709,25 +742,6 @@ function patchingTable(data) {
   );
   return { columns: ["method", "site", "position", "label", "metric", "recovery"], rows };
 }
-function downloadPicture(canvases, bar) {
-  const all = [...canvases, bar];
-  const gap = 16 * (window.devicePixelRatio || 1);
-  const out = document.createElement("canvas");
-  out.width = all.reduce((w, c) => w + c.width + gap, 0);
-  out.height = Math.max(...all.map((c) => c.height));
-  const ctx = (
-    /** @type {CanvasRenderingContext2D} */
-    out.getContext("2d")
-  );
-  ctx.fillStyle = getComputedStyle(bar).getPropertyValue("--jcnb-bg").trim() || "#fff";
-  ctx.fillRect(0, 0, out.width, out.height);
-  let x = 0;
-  for (const c of all) {
-    ctx.drawImage(c, x, 0);
-    x += c.width + gap;
-  }
-  out.toBlob((blob) => blob && downloadBlob("patching.png", blob));
-}
 function render({ model, el }) {
   const root = h("div", "jcnb-patching jcnb-themed");
   el.append(root);
@@ -824,25 +838,16 @@ function render({ model, el }) {
       event.target.closest("button")
     );
     if (button?.dataset.format === "csv") download("patching.csv", csvText(patchingTable(data)), "text/csv");
-    else if (button?.dataset.format === "png") downloadPicture([...maps.querySelectorAll("canvas")], scale);
+    else if (button?.dataset.format === "png") downloadCanvases("patching.png", [...maps.querySelectorAll("canvas"), scale]);
     else if (button?.dataset.format === "svg") download("patching.svg", heatmapSvg(data, shownResults(data, model.get("shown"))), "image/svg+xml");
   });
   drawAll();
   model.on("change:shown", drawMaps);
   model.on("change:selected", drawAll);
-  const stopTheme = onThemeChange(drawAll);
-  let drawnWidth = width();
-  const resized = new ResizeObserver(() => {
-    if (width() !== drawnWidth) {
-      drawnWidth = width();
-      drawAll();
-    }
-  });
-  resized.observe(root);
+  const stopDrawing = keepDrawn(root, width, drawAll);
   el.classList.add("jcnb-ready");
   return () => {
-    stopTheme();
-    resized.disconnect();
+    stopDrawing();
     model.off("change:shown", drawMaps);
     model.off("change:selected", drawAll);
   };
