@@ -79,6 +79,8 @@ def test_sites_are_named_or_refused_with_what_to_do(captured):
         attention_patterns({"residual": np.zeros((2, 6, 16))})
     with pytest.raises(ValueError, match="tokens has 2 labels for 6 positions"):
         attention_patterns(captured, tokens=["a", "b"])
+    with pytest.raises(ValueError, match="3 queries and 4 keys: the patterns shown are self-attention"):
+        attention_patterns(np.full((1, 2, 3, 4), 0.25))
 
 
 def test_a_capture_of_summaries_and_too_many_weights_are_refused(captured, monkeypatch):

@@ -1,8 +1,9 @@
 """Attention patterns: every head's attention weights of one example, from a capture, to look at.
 
 A model shows its attention by sowing the probabilities (``self.sow(
-nnx.Intermediate, "attention", probs)``, ``[batch, heads, queries, keys]``)
-or passing them through ``Module.perturb``; :func:`attention_patterns`
+nnx.Intermediate, "attention", probs)``, ``[batch, heads, queries, keys]``),
+passing them through ``Module.perturb``, or returning them from a method of
+their own (captured with ``methods=True``); :func:`attention_patterns`
 takes them from a :func:`~jaxcapture_nb.capture` that kept values, finding
 the sites that hold attention probabilities by their shape and rows.
 """
@@ -37,7 +38,12 @@ class AttentionPatterns:
                 f"weights are [layers, heads, queries, keys], one layer per site: got shape "
                 f"{self.weights.shape} for {len(self.sites)} sites"
             )
-        keys = self.weights.shape[-1]
+        queries, keys = self.weights.shape[-2:]
+        if queries != keys:
+            raise ValueError(
+                f"the weights have {queries} queries and {keys} keys: the patterns shown are "
+                "self-attention, queries and keys over the same tokens"
+            )
         self.tokens = [str(t) for t in (range(keys) if tokens is None else tokens)]
         if len(self.tokens) != keys:
             raise ValueError(f"tokens has {len(self.tokens)} labels for {keys} positions")
