@@ -244,6 +244,10 @@ def test_a_head_level_sweep_equals_patching_one_head_and_position_at_a_time():
     assert_float32_close(some.effect, result.effect[[3, 1, 7, 5]])
     with pytest.raises(ValueError, match=r"names head 4 of 'layers.2.attention.q_norm.__call__'"):
         patching_sweep(model, TOKENS, OTHER, logit_difference, sites, positions, heads=5)
+    from_end = patching_sweep(
+        model, TOKENS, OTHER, logit_difference, sites, positions, heads=[3], head_axis=-2
+    )
+    assert_float32_close(from_end.effect, result.effect[[3, 7]])
 
 
 def test_attribution_by_head_splits_the_estimate_of_the_whole_site():
@@ -259,6 +263,13 @@ def test_attribution_by_head_splits_the_estimate_of_the_whole_site():
         attribution_patching(
             model, TOKENS, OTHER, logit_difference, site, positions=[0], heads=2, head_axis=1
         )
+    with pytest.raises(ValueError, match=f"names head 4 of '{site}'"):
+        attribution_patching(model, TOKENS, OTHER, logit_difference, site, positions=[0], heads=5)
+    # A head axis counted from the end is the same axis.
+    from_end = attribution_patching(
+        model, TOKENS, OTHER, logit_difference, site, range(6), heads=4, head_axis=-2
+    )
+    assert_float32_close(from_end.effect, by_head.effect)
 
 
 def test_attribution_estimates_no_change_where_the_inputs_agree_and_the_exact_change_for_a_linear_metric():

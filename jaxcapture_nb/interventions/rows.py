@@ -77,7 +77,8 @@ def check_heads(
 
 
 def along(value: jax.Array, axis: int, index: jax.Array) -> jax.Array:
-    """A mask, broadcastable to ``value``, of the entries at ``index`` along ``axis``."""
+    """A mask, broadcastable to ``value``, of the entries at ``index`` along ``axis`` (which may count from the end)."""
+    axis %= value.ndim
     places = jnp.arange(value.shape[axis]).reshape([-1 if a == axis else 1 for a in range(value.ndim)])
     return places == index
 

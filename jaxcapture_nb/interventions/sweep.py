@@ -335,6 +335,8 @@ def attribution_patching(
     rows: list[Any] = []
     for s in sites:
         change = np.asarray((clean_values[s] - corrupted_values[s]) * grads[s], np.float64)
+        if head_list is not None:
+            check_heads(s, change.shape, head_list, head_axis, None if positions is None else position_axis)
         rows.extend(estimated_rows(change, positions, position_axis, head_list, head_axis))
     base = float(metric(corrupted_out))
     order = model_order(sites, reached)
