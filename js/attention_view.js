@@ -6,7 +6,7 @@
 // ([layer, head]). Plain ES module.
 
 import { fmt, h, sized, bytesOf } from "./common.js";
-import { Tooltip, hoverReadOut, keepDrawn, downloadCanvases, themeOf, rgbText, colourAt, drawColourBar, fittedText } from "./draw.js";
+import { Tooltip, hoverReadOut, keepDrawn, downloadCanvases, themeOf, colourAt, drawColourBar, fittedText } from "./draw.js";
 import { schemaOf, applyColours } from "./schema.js";
 import { shownName } from "./names.js";
 
@@ -33,17 +33,18 @@ function headWeights(data, layer, head) {
 }
 
 /**
- * Paints a head's weights into `ctx` as a `side`-pixel square at (x, y), 0 dark and 1 bright.
+ * Paints a head's weights into `ctx` as a `side`-pixel square at (x, y), 0 dark and 1 bright: one
+ * pixel per weight, scaled up unsmoothed, so a long input costs a pixel per cell, not a rectangle.
  * @param {CanvasRenderingContext2D} ctx @param {Float32Array} weights @param {number} n @param {number} x @param {number} y @param {number} side
  */
 function paintHead(ctx, weights, n, x, y, side) {
-  const cell = side / n;
-  for (let q = 0; q < n; q++) {
-    for (let k = 0; k < n; k++) {
-      ctx.fillStyle = rgbText(colourAt("sequential", weights[q * n + k]));
-      ctx.fillRect(x + k * cell, y + q * cell, Math.ceil(cell), Math.ceil(cell));
-    }
-  }
+  const pixels = new ImageData(n, n);
+  for (let i = 0; i < n * n; i++) pixels.data.set([...colourAt("sequential", weights[i]), 255], 4 * i);
+  const tile = document.createElement("canvas");
+  [tile.width, tile.height] = [n, n];
+  /** @type {CanvasRenderingContext2D} */ (tile.getContext("2d")).putImageData(pixels, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(tile, x, y, side, side);
 }
 
 /** A cell's read-out. @param {AttentionData} data @param {number} layer @param {number} head @param {number} q @param {number} k */

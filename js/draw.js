@@ -429,4 +429,30 @@ function downloadCanvases(name, canvases) {
   out.toBlob((blob) => blob && downloadBlob(name, blob));
 }
 
-export { downloadCanvases, themeOf, faded, niceTicks, stepTicks, tickText, linearScale, countScale, logScale, plotBox, drawAxes, drawBars, rgbText, colourAt, drawColourBar, keyItem, Tooltip, hoverReadOut, onThemeChange, keepDrawn, fittedText, useDataColours };
+/**
+ * Outlines the cell at (x, y), `w` x `h`, as selected: black inside white, which reads on every
+ * cell colour in either theme.
+ * @param {CanvasRenderingContext2D} ctx @param {number} x @param {number} y @param {number} w @param {number} h
+ */
+function strokeSelection(ctx, x, y, w, h) {
+  ctx.lineWidth = 2;
+  ctx.strokeStyle = "#fff";
+  ctx.strokeRect(x + 1, y + 1, w - 3, h - 3);
+  ctx.strokeStyle = "#000";
+  ctx.strokeRect(x + 3, y + 3, w - 7, h - 7);
+}
+
+/**
+ * The [row, column] of a grid of `rows` x `columns` cells laid out by `box` under (x, y), in CSS
+ * pixels of its canvas; null outside it.
+ * @param {{left: number, top: number, cellW: number, cellH: number}} box
+ * @param {number} rows @param {number} columns @param {number} x @param {number} y
+ */
+function gridCell(box, rows, columns, x, y) {
+  const column = Math.floor((x - box.left) / box.cellW);
+  const row = Math.floor((y - box.top) / box.cellH);
+  if (x < box.left || y < box.top || column >= columns || row >= rows) return null;
+  return [row, column];
+}
+
+export { downloadCanvases, strokeSelection, gridCell, themeOf, faded, niceTicks, stepTicks, tickText, linearScale, countScale, logScale, plotBox, drawAxes, drawBars, rgbText, colourAt, drawColourBar, keyItem, Tooltip, hoverReadOut, onThemeChange, keepDrawn, fittedText, useDataColours };

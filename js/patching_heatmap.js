@@ -7,7 +7,7 @@
 // never shrink below one that can be pointed at: a wider map scrolls.
 
 import { sized, fmt } from "./common.js";
-import { themeOf, rgbText, colourAt, drawColourBar } from "./draw.js";
+import { themeOf, rgbText, colourAt, drawColourBar, strokeSelection, gridCell } from "./draw.js";
 /** @typedef {import("./patching_data.js").PatchData} PatchData */
 /** @typedef {import("./patching_data.js").PatchResult} PatchResult */
 
@@ -103,7 +103,7 @@ function drawHeatmap(canvas, data, result, w, selected) {
     ctx.fillText(fitted(ctx, labels[s], box.left - 10 - groupWidth), box.left - 6, y + box.cellH / 2);
     for (let p = 0; p < P; p++) {
       const v = result.recovery[s * P + p];
-      ctx.fillStyle = Number.isFinite(v) ? rgbText(colourAt("diverging", (v / data.scale + 1) / 2)) : theme.grid;
+      ctx.fillStyle = recoveryColour(v, data.scale, theme.grid);
       ctx.fillRect(box.left + p * box.cellW, y, box.cellW - (box.cellW > 8 ? 1 : 0), box.cellH - 1);
     }
   }
@@ -118,15 +118,7 @@ function drawHeatmap(canvas, data, result, w, selected) {
       ctx.fillRect(0, y0 - 1, box.left + P * box.cellW, 1);
     }
   }
-  if (selected.length === 2) {
-    // Black inside white: it reads on every cell colour, in either theme.
-    const [x, y] = [box.left + selected[1] * box.cellW, box.top + selected[0] * box.cellH];
-    ctx.lineWidth = 2;
-    ctx.strokeStyle = "#fff";
-    ctx.strokeRect(x + 1, y + 1, box.cellW - 3, box.cellH - 3);
-    ctx.strokeStyle = "#000";
-    ctx.strokeRect(x + 3, y + 3, box.cellW - 7, box.cellH - 7);
-  }
+  if (selected.length === 2) strokeSelection(ctx, box.left + selected[1] * box.cellW, box.top + selected[0] * box.cellH, box.cellW, box.cellH);
   Object.assign(canvas.dataset, {
     drawn: "1",
     method: result.method,
@@ -149,10 +141,12 @@ function positionName(data, p) {
  * @param {PatchData} data @param {{left: number, top: number, cellW: number, cellH: number}} box @param {number} x @param {number} y
  */
 function cellAt(data, box, x, y) {
-  const p = Math.floor((x - box.left) / box.cellW);
-  const s = Math.floor((y - box.top) / box.cellH);
-  if (x < box.left || y < box.top || p >= data.positions.length || s >= data.sites.length) return null;
-  return [s, p];
+  return gridCell(box, data.sites.length, data.positions.length, x, y);
+}
+
+/** A recovery's colour on the diverging map over [-scale, scale]; the grid's colour when not a number. @param {number} v @param {number} scale @param {string} none */
+function recoveryColour(v, scale, none) {
+  return Number.isFinite(v) ? rgbText(colourAt("diverging", (v / scale + 1) / 2)) : none;
 }
 
 /**
@@ -194,7 +188,7 @@ function heatmapSvg(data, results) {
       parts.push(`<text x="${x0 + left - 6}" y="${y + cell.h / 2 + 4}" text-anchor="end">${svgText(site)}</text>`);
       for (let p = 0; p < P; p++) {
         const v = result.recovery[s * P + p];
-        const fill = Number.isFinite(v) ? rgbText(colourAt("diverging", (Math.max(-1, Math.min(1, v / data.scale)) + 1) / 2)) : "#9e9e9e";
+        const fill = recoveryColour(v, data.scale, "#9e9e9e");
         parts.push(
           `<rect class="cell" x="${x0 + left + p * cell.w}" y="${y}" width="${cell.w - 1}" height="${cell.h - 1}" fill="${fill}">` +
             `<title>${svgText(site)}, position ${svgText(positionName(data, p))}: recovery ${v}, metric ${result.effect[s * P + p]}</title></rect>`,

@@ -177,13 +177,10 @@ def attention_patterns(
 def _values(source: Any) -> dict[str, Any]:
     if isinstance(source, Mapping):
         return dict(source)
-    if hasattr(source, "records") and hasattr(source, "__getitem__"):
-        kept = {}
-        for name in source:
-            try:
-                kept[name] = source[name]
-            except KeyError:  # kept only summaries
-                continue
+    if hasattr(source, "records"):
+        # Each site's last value, as capture[site] reads it; None where only summaries were kept.
+        kept = {r.site: r.value for r in source.records}
+        kept = {site: value for site, value in kept.items() if value is not None}
         if not kept and source.records:
             raise ValueError("this capture kept only summaries: capture with keep='last' to read attention")
         return kept

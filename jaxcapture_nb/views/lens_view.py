@@ -3,10 +3,11 @@
 Numbers travel as binary buffers whose size depends on the number of sites,
 positions and top tokens kept, never on the vocabulary: the target's
 probability (float64) and rank (int32) per site and position, and the top
-tokens' probabilities (float64). Text travels as JSON: site names in model
-order, the positions' names, each position's target token and the top
-tokens' text. ``selected`` (``[site, position]`` of the clicked cell, or
-``[]``) is the view's state, readable and settable from Python.
+tokens (int32, indices into the texts) and their probabilities (float64).
+Text travels as JSON: site names in model order, the positions' names, each
+position's target token, and each distinct top token's text once.
+``selected`` (``[site, position]`` of the clicked cell, or ``[]``) is the
+view's state, readable and settable from Python.
 """
 
 from __future__ import annotations
@@ -19,12 +20,10 @@ import traitlets as t
 
 from jaxcapture_nb.core.names import html_name, shown_name
 from jaxcapture_nb.views.base import FrontEndWidget
+from jaxcapture_nb.views.colour_maps import colour_at, ink_on
 
 if TYPE_CHECKING:  # the result is only read here
     from jaxcapture_nb.interventions.lens_result import LogitLens
-
-# viridis, as js/draw.js's "sequential" map: dark at 0, yellow at 1.
-_SEQUENTIAL = np.array([[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]])
 
 
 def lens_state(lens: LogitLens) -> dict[str, Any]:
@@ -34,10 +33,11 @@ def lens_state(lens: LogitLens) -> dict[str, Any]:
       >>> from jaxcapture_nb.interventions.lens_result import LogitLens
       >>> lens = LogitLens(["output"], [1], [[0.75]], [[1]], [[[1, 0]]], [[[0.75, 0.25]]], ["x"], ["a", "b"])
       >>> state = lens_state(lens)
-      >>> state["_positions"], state["_targets"], state["_top_texts"], np.frombuffer(state["_probability"]).tolist()
-      (['0 x'], ['b'], ['b', 'a'], [0.75])
+      >>> state["_positions"], state["_targets"], state["_token_texts"], np.frombuffer(state["_top_tokens"], np.int32)
+      (['0 x'], ['b'], ['a', 'b'], array([1, 0], dtype=int32))
     """
     positions = lens.probability.shape[1]
+    tokens, indices = np.unique(lens.top_tokens, return_inverse=True)
     return {
         "_sites": [shown_name(site) for site in lens.sites],
         "_positions": [lens.position_name(p) for p in range(positions)],
@@ -45,24 +45,10 @@ def lens_state(lens: LogitLens) -> dict[str, Any]:
         "_probability": lens.probability.astype(np.float64).tobytes(),
         "_rank": lens.rank.astype(np.int32).tobytes(),
         "_top": int(lens.top_tokens.shape[-1]),
-        "_top_texts": [lens.token_text(token) for token in lens.top_tokens.ravel()],
+        "_token_texts": [lens.token_text(token) for token in tokens],
+        "_top_tokens": indices.astype(np.int32).tobytes(),
         "_top_probabilities": lens.top_probabilities.astype(np.float64).tobytes(),
     }
-
-
-def probability_colour(probability: float) -> str:
-    """The CSS colour of a probability on the sequential map; grey when not a number.
-
-    Example:
-      >>> probability_colour(0.0), probability_colour(1.0), probability_colour(float("nan"))
-      ('#440154', '#fde725', '#9e9e9e')
-    """
-    if not np.isfinite(probability):
-        return "#9e9e9e"
-    at = min(max(probability, 0.0), 1.0) * (len(_SEQUENTIAL) - 1)
-    i = min(int(at), len(_SEQUENTIAL) - 2)
-    rgb = np.rint(_SEQUENTIAL[i] + (at - i) * (_SEQUENTIAL[i + 1] - _SEQUENTIAL[i])).astype(int)
-    return "#" + "".join(f"{c:02x}" for c in rgb)
 
 
 def lens_html(lens: LogitLens) -> str:
@@ -74,9 +60,8 @@ def lens_html(lens: LogitLens) -> str:
     for s, site in enumerate(lens.sites):
         cells = []
         for probability in lens.probability[s]:
-            colour = probability_colour(float(probability))
-            ink = "#000" if probability > 0.5 else "#fff"
-            cells.append(f'<td style="background:{colour};color:{ink}">{probability:.2f}</td>')
+            colour = colour_at("sequential", float(probability))
+            cells.append(f'<td style="background:{colour};color:{ink_on(colour)}">{probability:.2f}</td>')
         rows.append(f"<tr><th>{html_name(site)}</th>{''.join(cells)}</tr>")
     targets = "".join(f"<th>{html.escape(lens.token_text(token))}</th>" for token in lens.target)
     style = (
@@ -117,7 +102,8 @@ class LogitLensView(FrontEndWidget, entry="lens_view.js", css="lens_view.css"):
     _probability = t.Bytes().tag(sync=True)  # float64 [sites, positions]
     _rank = t.Bytes().tag(sync=True)  # int32 [sites, positions], 1 the most probable
     _top = t.Int(0).tag(sync=True)  # top tokens kept per cell
-    _top_texts = t.List(t.Unicode()).tag(sync=True)  # [sites * positions * top]
+    _token_texts = t.List(t.Unicode()).tag(sync=True)  # each distinct top token's text
+    _top_tokens = t.Bytes().tag(sync=True)  # int32 [sites, positions, top]: indices into _token_texts
     _top_probabilities = t.Bytes().tag(sync=True)  # float64 [sites, positions, top]
     selected = t.List(t.Int()).tag(sync=True)
 

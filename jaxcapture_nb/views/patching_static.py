@@ -16,12 +16,10 @@ import numpy as np
 
 from jaxcapture_nb.core.names import html_name
 from jaxcapture_nb.stats.schema import number_text
+from jaxcapture_nb.views.colour_maps import colour_at, ink_on
 
 if TYPE_CHECKING:
     from jaxcapture_nb.interventions.result import PatchingResult
-
-# ColorBrewer RdBu, blue to red: js/draw.js's "diverging" map.
-_DIVERGING = np.array([[33, 102, 172], [103, 169, 207], [247, 247, 247], [239, 138, 98], [178, 24, 43]])
 
 
 def colour_scale(results: list[PatchingResult]) -> float:
@@ -44,18 +42,7 @@ def recovery_colour(recovery: float, scale: float) -> str:
       >>> recovery_colour(0.0, 1.0), recovery_colour(1.0, 1.0), recovery_colour(float("nan"), 1.0)
       ('#f7f7f7', '#b2182b', '#9e9e9e')
     """
-    if not np.isfinite(recovery):
-        return "#9e9e9e"
-    at = (min(max(recovery / scale, -1.0), 1.0) + 1) / 2 * (len(_DIVERGING) - 1)
-    i = min(int(at), len(_DIVERGING) - 2)
-    rgb = np.rint(_DIVERGING[i] + (at - i) * (_DIVERGING[i + 1] - _DIVERGING[i])).astype(int)
-    return "#" + "".join(f"{c:02x}" for c in rgb)
-
-
-def _ink(colour: str) -> str:
-    """Text colour that reads on a cell painted ``colour``."""
-    r, g, b = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
-    return "#000" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 128 else "#fff"
+    return colour_at("diverging", (recovery / scale + 1) / 2)
 
 
 def _table(result: PatchingResult, scale: float) -> str:
@@ -74,7 +61,7 @@ def _table(result: PatchingResult, scale: float) -> str:
         for v in values:
             colour = recovery_colour(float(v), scale)
             text = "nan" if not np.isfinite(v) else f"{v:.2f}"
-            cells.append(f'<td style="background:{colour};color:{_ink(colour)}">{text}</td>')
+            cells.append(f'<td style="background:{colour};color:{ink_on(colour)}">{text}</td>')
         rows.append(f"<tr><th>{html_name(site)}</th>{''.join(cells)}</tr>")
     return (
         f'<table class="jcnb-patching-static"><caption>{title}</caption>'

@@ -316,13 +316,13 @@ function headWeights(data, layer, head) {
   return data.weights.subarray(at, at + n);
 }
 function paintHead(ctx, weights, n, x, y, side) {
-  const cell = side / n;
-  for (let q = 0; q < n; q++) {
-    for (let k = 0; k < n; k++) {
-      ctx.fillStyle = rgbText(colourAt("sequential", weights[q * n + k]));
-      ctx.fillRect(x + k * cell, y + q * cell, Math.ceil(cell), Math.ceil(cell));
-    }
-  }
+  const pixels = new ImageData(n, n);
+  for (let i = 0; i < n * n; i++) pixels.data.set([...colourAt("sequential", weights[i]), 255], 4 * i);
+  const tile = document.createElement("canvas");
+  [tile.width, tile.height] = [n, n];
+  tile.getContext("2d").putImageData(pixels, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(tile, x, y, side, side);
 }
 function cellText(data, layer, head, q, k) {
   const w = headWeights(data, layer, head)[q * data.tokens.length + k];

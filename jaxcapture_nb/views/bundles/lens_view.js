@@ -251,6 +251,19 @@ function downloadCanvases(name, canvases) {
   }
   out.toBlob((blob) => blob && downloadBlob(name, blob));
 }
+function strokeSelection(ctx, x, y, w, h2) {
+  ctx.lineWidth = 2;
+  ctx.strokeStyle = "#fff";
+  ctx.strokeRect(x + 1, y + 1, w - 3, h2 - 3);
+  ctx.strokeStyle = "#000";
+  ctx.strokeRect(x + 3, y + 3, w - 7, h2 - 7);
+}
+function gridCell(box, rows, columns, x, y) {
+  const column = Math.floor((x - box.left) / box.cellW);
+  const row = Math.floor((y - box.top) / box.cellH);
+  if (x < box.left || y < box.top || column >= columns || row >= rows) return null;
+  return [row, column];
+}
 
 // js/schema.js
 function statText(format, x) {
@@ -328,13 +341,15 @@ function lensData(model) {
     probability: new Float64Array(bytesOf(model.get("_probability"))),
     rank: new Int32Array(bytesOf(model.get("_rank"))),
     top: Number(model.get("_top")) || 0,
-    topTexts: model.get("_top_texts") || [],
+    tokenTexts: model.get("_token_texts") || [],
+    topTokens: new Int32Array(bytesOf(model.get("_top_tokens"))),
     topProbabilities: new Float64Array(bytesOf(model.get("_top_probabilities")))
   };
 }
+var topText = (data, k) => data.tokenTexts[data.topTokens[k]];
 function topAt(data, cell) {
   const out = [];
-  for (let k = 0; k < data.top; k++) out.push(`${data.topTexts[cell * data.top + k]} (${fmt(data.topProbabilities[cell * data.top + k])})`);
+  for (let k = 0; k < data.top; k++) out.push(`${topText(data, cell * data.top + k)} (${fmt(data.topProbabilities[cell * data.top + k])})`);
   return out;
 }
 function cellText(data, s, p) {
@@ -385,29 +400,16 @@ function drawLens(canvas, data, w, selected) {
       ctx.fillRect(left + p * cellW, y, cellW - 1, ROW_H - 1);
     }
   }
-  if (selected.length === 2) {
-    const [x, y] = [left + selected[1] * cellW, top + selected[0] * ROW_H];
-    ctx.lineWidth = 2;
-    ctx.strokeStyle = "#fff";
-    ctx.strokeRect(x + 1, y + 1, cellW - 3, ROW_H - 3);
-    ctx.strokeStyle = "#000";
-    ctx.strokeRect(x + 3, y + 3, cellW - 7, ROW_H - 7);
-  }
+  if (selected.length === 2) strokeSelection(ctx, left + selected[1] * cellW, top + selected[0] * ROW_H, cellW, ROW_H);
   Object.assign(canvas.dataset, { drawn: "1", left: String(left), top: String(top), cellW: String(cellW), cellH: String(ROW_H) });
   return box;
-}
-function cellAt(data, box, x, y) {
-  const p = Math.floor((x - box.left) / box.cellW);
-  const s = Math.floor((y - box.top) / box.cellH);
-  if (x < box.left || y < box.top || p >= data.positions.length || s >= data.sites.length) return null;
-  return [s, p];
 }
 function lensTable(data) {
   const P = data.positions.length;
   const rows = data.sites.flatMap(
     (site, s) => data.positions.map((position, p) => {
       const cell = s * P + p;
-      const tokens = Array.from({ length: data.top }, (_, k) => data.topTexts[cell * data.top + k]);
+      const tokens = Array.from({ length: data.top }, (_, k) => topText(data, cell * data.top + k));
       const probabilities = Array.from(data.topProbabilities.subarray(cell * data.top, (cell + 1) * data.top));
       return [site, position, data.targets[p], data.probability[cell], data.rank[cell], tokens.join(" "), probabilities.join(" ")];
     })
@@ -472,12 +474,12 @@ function render({ model, el }) {
     drawDetail(detail, data, selected);
   }
   hoverReadOut(canvas, tooltip, (x, y) => {
-    const cell = cellAt(data, box, x, y);
+    const cell = gridCell(box, data.sites.length, data.positions.length, x, y);
     return cell && cellText(data, cell[0], cell[1]);
   });
   canvas.addEventListener("click", (event) => {
     const rect = canvas.getBoundingClientRect();
-    const cell = cellAt(data, box, event.clientX - rect.left, event.clientY - rect.top);
+    const cell = gridCell(box, data.sites.length, data.positions.length, event.clientX - rect.left, event.clientY - rect.top);
     if (!cell) return;
     model.set("selected", cell);
     model.save_changes();
