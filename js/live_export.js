@@ -20,8 +20,21 @@ import { h, csvText, download, numberField } from "./common.js";
 function siteTable(members, stats) {
   const keys = Object.keys(stats.col);
   const rows = members.flatMap((m) => m.s.steps.map((step, k) => [m.name, step, ...keys.map((key) => m.s.stats[k][stats.col[key]])]));
-  return { columns: ["run", "step", ...keys], rows };
+  return { columns: ["run", "step", ...keys.map((key) => (isEstimated(key) ? `${key} (estimated)` : key))], rows };
 }
+
+/**
+ * Whether a column is a percentile read from the histogram (p7 ... p93):
+ * its bin's values taken to lie evenly across it, exact zeros at 0. The
+ * 0th and 100th are the exact minimum and maximum.
+ * @param {string} key
+ */
+function isEstimated(key) {
+  return /^p\d+$/.test(key) && key !== "p0" && key !== "p100";
+}
+
+const ESTIMATE_NOTE =
+  "Columns marked (estimated) are percentiles read from each step's histogram: the values of a bin taken to lie evenly across it, and exact zeros at 0. p0 and p100 are the exact minimum and maximum.";
 
 /**
  * A scalar's value per run and step.
@@ -42,7 +55,8 @@ function scalarTable(members) {
 function jsonText(table, name, kind) {
   const value = (/** @type {string | number} */ x) => (typeof x === "number" && !Number.isFinite(x) ? numberField(x) : x);
   const records = table.rows.map((row) => Object.fromEntries(row.map((x, i) => [table.columns[i], value(x)])));
-  return JSON.stringify({ name, kind, rows: records }, null, 1);
+  const noted = table.columns.some((column) => column.endsWith(" (estimated)"));
+  return JSON.stringify({ name, kind, ...(noted ? { note: ESTIMATE_NOTE } : {}), rows: records }, null, 1);
 }
 
 /** A file name from a card's name: letters, digits, dots, dashes and underscores. @param {string} name @param {string} ext */

@@ -4,10 +4,11 @@ import pathlib
 import struct
 import time
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcapture_nb import JaxCaptureWarning, open_run
+from jaxcapture_nb import JaxCaptureWarning, open_run, overlay_runs, summarize, watch
 from jaxcapture_nb.runs.saved import run_path, runs_in
 from jaxcapture_nb.runs.tensorboard.event_file import framed
 
@@ -217,8 +218,21 @@ def test_runs_are_listed_as_tensorboard_lists_them(tmp_path):
         writer.add_scalar("loss", 1.0, 0)
         writer.add_scalars("lr", {"a": 0.1, "b": 0.2}, 0)  # a sub-folder per key
     assert list(runs_in(tmp_path / "adam")) == ["adam", "lr/a", "lr/b"]
-    with pytest.raises(ValueError, match=r"holds 3 runs \(adam, lr/a, lr/b\)"):
-        open_run(tmp_path / "adam")
+    # A folder with event files of its own opens as that run, named by the
+    # folder, as TensorBoard reads it; its sub-folders' runs open each by its path.
+    opened = open_run(tmp_path / "adam")
+    assert [run.name for run in opened.runs] == ["adam"] and list(opened.stream.scalars) == ["loss"]
+    below = open_run(tmp_path / "adam" / "lr" / "a")
+    assert [run.name for run in below.runs] == ["a"] and list(below.stream.scalars) == ["lr"]
+    # overlay_runs, made for several runs, shows the three that TensorBoard lists.
+    overlaid = overlay_runs(tmp_path / "adam")
+    assert [run.name for run in overlaid.runs] == ["adam", "lr/a", "lr/b"]
+    assert [list(run.stream.scalars) for run in overlaid.runs] == [["loss"], ["lr"], ["lr"]]
+    (tmp_path / "only_below" / "x").mkdir(parents=True)
+    write_scalar_run(tmp_path / "only_below" / "x" / "1")
+    write_scalar_run(tmp_path / "only_below" / "x" / "2")
+    with pytest.raises(ValueError, match=r"holds 2 runs \(x/1, x/2\)"):
+        open_run(tmp_path / "only_below")
     # A linked folder is a run; a link back up is walked once.
     write_scalar_run(tmp_path / "elsewhere" / "sgd")
     (tmp_path / "adam" / "sgd").symlink_to(tmp_path / "elsewhere" / "sgd")
@@ -317,6 +331,29 @@ def test_a_second_run_in_the_same_folder_is_shown_alone_and_said(tmp_path, monke
     assert scalar_steps(tmp_path / "resumed") == [0, 1]
 
 
+def test_two_watches_writing_one_folder_at_once_are_one_run_with_both_models_tags(tmp_path):
+    """As TensorBoard shows such a folder; a tag both wrote is shown from one file alone, and said."""
+    with watch(log_dir=tmp_path, display=False) as a, watch(log_dir=tmp_path, display=False) as b:
+        for step in range(5):
+            a.update(step, {"h": summarize(jnp.ones(4) * step), "only_a": summarize(jnp.ones(2))})
+            a.log(step=step, loss_a=jnp.float32(step))
+            b.update(step, {"h": summarize(-jnp.ones(4) * step)})
+            b.log(step=step, loss_b=jnp.float32(10 + step))
+    later = sorted(tmp_path.glob("*tfevents*"))[-1].name
+    with pytest.warns(
+        JaxCaptureWarning, match=rf"{later} was written while the file before it was .* both log 'h': shown"
+    ):
+        stream = open_run(tmp_path).stream
+    assert sorted(stream.scalars) == ["loss_a", "loss_b"]
+    assert rows(stream.scalars["loss_a"])[1][:, 0].tolist() == [0, 1, 2, 3, 4]
+    assert rows(stream.scalars["loss_b"])[1][:, 0].tolist() == [10, 11, 12, 13, 14]
+    series = {s.label: s for s in stream.series.values()}
+    assert sorted(series) == ["h", "only_a"]
+    h = series["h"]
+    means = rows(h)[1][:, h.columns.index("mean")]
+    assert means.tolist() == [0, -1, -2, -3, -4]  # one model's values, not the two mixed
+
+
 def test_a_histogram_whose_count_disagrees_with_its_buckets_shows_no_mean(tmp_path):
     """One tool writes ``num`` as the number of edges: the sums then support no mean or spread."""
     histogram = summary_pb2.HistogramProto(
@@ -361,7 +398,7 @@ def test_a_reopened_run_counts_its_steps_and_rate_as_its_text_does(tmp_path):
 
 
 def test_the_live_rate_and_eta_leave_out_the_time_before_the_first_step(monkeypatch):
-    from jaxcapture_nb import watch
+
     from jaxcapture_nb.views import live_view
 
     now = [0.0]
@@ -383,7 +420,6 @@ def test_the_live_rate_and_eta_leave_out_the_time_before_the_first_step(monkeypa
 
 
 def test_a_logged_scalar_keeps_its_wall_time_in_the_log(tmp_path):
-    from jaxcapture_nb import watch
 
     with watch(log_dir=tmp_path, display=False) as w:
         for step in range(5):

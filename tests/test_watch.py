@@ -803,3 +803,21 @@ def test_a_running_watch_beats_so_its_view_can_tell_a_silent_kernel():
         looped.stream.settle()
         looped.view.publish()
         assert "beat" not in looped.view._progress
+
+
+def test_percentiles_among_a_relus_zeros_are_exactly_zero_live_and_reopened(tmp_path):
+    """Half a ReLU's outputs are 0: the bands' low percentiles are 0, not a slope across the bin of 0."""
+    from jaxcapture_nb import open_run
+
+    values = jax.nn.relu(jax.random.normal(jax.random.key(0), (20_000,)) + 0.05)
+    with watch(log_dir=tmp_path, display=False) as w:
+        w.update(0, {"relu": summarize(values)})
+    reopened = open_run(tmp_path).stream
+    want = np.percentile(np.asarray(values), [7, 16, 31, 50, 69, 84, 93])
+    width = float(values.max()) / 64  # one bin
+    for stream in (w.stream, reopened):
+        (series,) = stream.series.values()
+        columns = series.columns
+        got = series.stats[0, columns.index("p7") : columns.index("p93") + 1]
+        assert got[:3].tolist() == [0.0, 0.0, 0.0] and want[:3].tolist() == [0.0, 0.0, 0.0]
+        np.testing.assert_allclose(got, want, atol=width)

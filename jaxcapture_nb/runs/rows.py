@@ -73,18 +73,29 @@ def saturated(stats: Any) -> np.ndarray:
 
 
 def hist_percentiles(
-    hist: np.ndarray, lo: Any, hi: Any, vmin: Any, vmax: Any, percentiles: tuple[int, ...] | None = None
+    hist: np.ndarray,
+    lo: Any,
+    hi: Any,
+    vmin: Any,
+    vmax: Any,
+    percentiles: tuple[int, ...] | None = None,
+    zeros: Any = 0,
 ) -> np.ndarray:
     """The ``percentiles`` of the values a histogram counts, interpolated in bins.
 
-    The 0th and 100th are the exact minimum and maximum. Leading axes of
-    ``hist`` (and of the other arguments) are histograms handled at once.
-    ``percentiles`` defaults to the schema's
-    (:data:`~jaxcapture_nb.stats.schema.PERCENTILES`).
+    Estimates: each bin's values are taken to lie evenly across it. The 0th
+    and 100th are the exact minimum and maximum, and the ``zeros`` exact
+    zeros a summary counts (which its histogram holds in the bin of 0) are
+    taken to lie at 0, so that a percentile among them is exactly 0: half
+    the values of a ReLU's output are. Leading axes of ``hist`` (and of the
+    other arguments) are histograms handled at once. ``percentiles``
+    defaults to the schema's (:data:`~jaxcapture_nb.stats.schema.PERCENTILES`).
 
     Example:
       >>> [round(float(p), 2) for p in hist_percentiles(np.array([1, 1, 1, 1]), 0.0, 4.0, 0.0, 4.0)]
       [0.0, 0.28, 0.64, 1.24, 2.0, 2.76, 3.36, 3.72, 4.0]
+      >>> [round(float(p), 2) for p in hist_percentiles(np.array([6, 2, 1, 1]), 0.0, 4.0, 0.0, 4.0, zeros=5)]
+      [0.0, 0.0, 0.0, 0.0, 0.0, 1.45, 2.4, 3.3, 4.0]
     """
     hist = np.asarray(hist)
     lead, bins = hist.shape[:-1], hist.shape[-1]
@@ -111,6 +122,9 @@ def hist_percentiles(
     rise = c1 - c0
     within = np.divide(targets - c0, rise, out=np.zeros_like(rise), where=rise > 0)
     out = lo + (below + within) * ((hi - lo) / bins)
+    zeros = _per_histogram(zeros, lead)
+    if zeros.any():
+        out = _with_zeros_at_zero(out, cumulative, targets, lo, hi, zeros)
     out[:, 0], out[:, -1] = vmin[:, 0], vmax[:, 0]
     out[total[:, 0] == 0] = np.nan
     return saturated(out).reshape(*lead, len(percentiles))
@@ -137,7 +151,7 @@ def row_stats(summaries: Summary, sizes: np.ndarray, layout: RowLayout | None = 
     zero_pct = np.divide(100.0 * zeros, sizes, out=np.full(len(sizes), np.nan), where=sizes > 0)
     out[:, layout.zero_pct] = zero_pct
     out[:, layout.first_percentile :] = hist_percentiles(
-        summaries.hist, summaries.lo, summaries.hi, summaries.min, summaries.max, layout.percentiles
+        summaries.hist, summaries.lo, summaries.hi, summaries.min, summaries.max, layout.percentiles, zeros
     )
     if layout.derived:
         out[:, layout.derived_columns] = _derived_rows(summaries, zero_pct, layout)
@@ -159,6 +173,39 @@ def _derived_rows(summaries: Summary, zero_pct: np.ndarray, layout: RowLayout) -
         stats = schema.with_derived({name: float(values[r]) for name, values in fields.items()})
         rows.append([stats.get(key, math.nan) for key in layout.derived])
     return saturated(rows)
+
+
+def _with_zeros_at_zero(
+    out: np.ndarray,
+    cumulative: np.ndarray,
+    targets: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    zeros: np.ndarray,
+) -> np.ndarray:
+    """``out`` with the percentiles that fall in the bin of 0 read again, its ``zeros`` exact zeros at 0.
+
+    The bin's other values lie evenly across it, as in every bin: those
+    below 0 first, then the zeros, then those above.
+    """
+    bins = cumulative.shape[1] - 1
+    width = (hi - lo) / bins
+    # The bin a summary adds its zeros to (passes.with_zeros_in_their_bin).
+    b = np.clip(np.floor(-lo / width), 0, bins - 1).astype(np.intp)
+    rows = np.arange(len(b))[:, None]
+    start, end = cumulative[rows, b], cumulative[rows, b + 1]
+    left = lo + b * width
+    others = end - start - zeros
+    at = np.clip(0.0, left, left + width)  # 0 lies in its bin unless the range misses it
+    below_zero = others * (at - left) / width
+    into = targets - start
+    spread = np.where(into <= below_zero, into, into - zeros)
+    x = np.where(
+        (into > below_zero) & (into <= below_zero + zeros),
+        at,
+        left + np.divide(spread, others, out=np.zeros_like(spread), where=others > 0) * width,
+    )
+    return np.where((zeros > 0) & (targets >= start) & (targets <= end), x, out)
 
 
 def _per_histogram(a: Any, lead: tuple[int, ...]) -> np.ndarray:

@@ -145,10 +145,16 @@ def event_files(folder: pathlib.Path) -> list[pathlib.Path]:
 def run_path(path: str | os.PathLike[str]) -> pathlib.Path:
     """``path`` if it is an event file or a folder holding some, else its one run.
 
+    A folder that holds event files is the run they make, as TensorBoard
+    reads it, whatever runs lie in its subfolders (tensorboardX's
+    ``add_scalars`` writes one per key beside the main run's file).
+
     Raises:
       FileNotFoundError: no event file is there.
-      ValueError: several folders hold event files: runs.
+      ValueError: no event file in the folder itself, and several folders below hold some: runs.
     """
+    if pathlib.Path(path).is_dir() and event_files(pathlib.Path(path)):
+        return pathlib.Path(path)
     runs = runs_in(path)
     if len(runs) > 1:
         raise ValueError(f"{path} holds {len(runs)} runs ({', '.join(runs)}); open one of them")
@@ -208,8 +214,11 @@ def _histograms_and_scalars(
     it (``purge_orphaned_data``). Any other file in which a tag's steps
     start again at or below those before it holds another run, written to
     the same folder: only the last run is read, and a warning says so,
-    rather than mixing two runs' values into one row. Damaged records are
-    skipped, with a warning naming the file.
+    rather than mixing two runs' values into one row. A file written while
+    the one before it was (two watches of one folder at once) is the same
+    run, as TensorBoard shows it: every tag of both is read. A tag both
+    wrote shows the later file's values alone, and a warning names it.
+    Damaged records are skipped, with a warning naming the file.
 
     A run of one file, the usual one, is thinned as it is read to what a
     view of ``keep`` rows per tag may keep; the values of several files are
@@ -218,6 +227,8 @@ def _histograms_and_scalars(
     """
     runs: list[list[tuple[pathlib.Path, Tags]]] = []
     last: dict[str, int] = {}  # each tag's last step in the run so far
+    written_until = -math.inf  # the run's last wall time so far
+    shared: dict[str, list[str]] = {}  # tags that files written at once both hold, by file
     files = [run] if run.is_file() else event_files(run)
     for path in files:
         problems: list[str] = []
@@ -231,11 +242,19 @@ def _histograms_and_scalars(
             last = {tag: step for tag, step in last.items() if step < restart}
         if not first:
             continue
-        if not runs or any(tag in last and step <= last[tag] for tag, step in first.items()):
+        at_once = runs and tags.wall_times is not None and tags.wall_times[0] <= written_until
+        if at_once:
+            both = sorted(tag for tag in first if tag in last)
+            if both:
+                shared[path.name] = both
+                runs[-1] = [(earlier, found.without(set(both))) for earlier, found in runs[-1]]
+        elif not runs or any(tag in last and step <= last[tag] for tag, step in first.items()):
             runs.append([])
-            last = {}
+            last, written_until = {}, -math.inf
         runs[-1].append((path, tags))
         last |= tags.last_steps()
+        if tags.wall_times is not None:
+            written_until = max(written_until, tags.wall_times[1])
     if len(runs) > 1:
         starts = ", ".join(files[0][0].name for files in runs)
         warn(
@@ -244,6 +263,15 @@ def _histograms_and_scalars(
             "run a folder of its own."
         )
     kept = runs[-1] if runs else []
+    for name, both in shared.items():
+        # A site's statistics are scalars below its tag: named with it.
+        both = [tag for tag in both if tag.rpartition("/")[0] not in both]
+        if any(path.name == name for path, _ in kept):
+            warn(
+                f"{run}: {name} was written while the file before it was (two writers in one folder), "
+                f"and both log {', '.join(map(repr, both))}: shown are {name}'s values of those alone. "
+                "Give each watch a log_dir of its own to keep them apart."
+            )
     spans = [tags.wall_times for _, tags in kept if tags.wall_times]
     wall_times = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
     return (

@@ -85,7 +85,9 @@ class SiteSeries:
         stats |= {"lo": lo, "hi": hi}
         layout = self.layout
         row = [stats.get(c, math.nan) for c in layout.columns[: layout.first_percentile]]
-        return [*row, *hist_percentiles(hist, lo, hi, stats["min"], stats["max"], layout.percentiles)], hist
+        zeros = np.sum(summary.zero_count)
+        percentiles = hist_percentiles(hist, lo, hi, stats["min"], stats["max"], layout.percentiles, zeros)
+        return [*row, *percentiles], hist
 
     def append_row(self, step: int, stats: Any, hist: np.ndarray, wall: float = math.nan) -> bool:
         """Adds one row of :attr:`columns` and its histogram (and a scalar's wall time); True when rows were thinned."""

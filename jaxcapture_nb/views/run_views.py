@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jaxcapture_nb.runs.overlay import read_runs, running_watches
-from jaxcapture_nb.runs.saved import read_log
-from jaxcapture_nb.runs.sources import RunSource
+from jaxcapture_nb.runs.sources import RunSource, read_run
 
 
 def open_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_steps: int = 500) -> Any:
@@ -36,8 +35,11 @@ def open_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
 
     Args:
       path: a run: a directory holding TensorBoard event files, or one such
-        file. A directory whose event files lie in subdirectories holds
-        several runs (:func:`runs_in` lists them); open each on its own.
+        file. The view names the run by its directory's name (the file's).
+        A directory with event files of its own is that run, whatever runs
+        its subdirectories hold, as TensorBoard reads it; one whose event
+        files all lie in subdirectories holds several runs (:func:`runs_in`
+        lists them, :func:`overlay_runs` shows them together).
       bins: the view's histogram bins; by default those of the log's first
         histogram with equal buckets (``watch(log_dir=...)`` and TensorFlow
         2's ``tf.summary.histogram`` write those), else 64.
@@ -49,12 +51,12 @@ def open_run(path: str | os.PathLike[str], *, bins: int | None = None, keep_step
 
     Raises:
       FileNotFoundError: ``path`` holds no event file.
-      ValueError: ``path`` holds several runs.
+      ValueError: ``path`` holds no event file of its own, and several runs below.
       ImportError: TensorBoard is not installed.
     """
     from jaxcapture_nb.views.live_view import LiveView  # needs ipywidgets
 
-    view = LiveView(read_log(path, bins=bins, keep_steps=keep_steps))
+    view = LiveView(read_run(path, bins=bins, keep_steps=keep_steps))
     view.publish(final=True)
     return view
 

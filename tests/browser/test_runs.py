@@ -161,7 +161,9 @@ def test_two_saved_runs_overlay_in_one_view_with_a_legend_and_one_step_slider(op
         cards.first.locator(".jcnb-live-export-button[data-format=json]").click()
     saved = json.loads(pathlib.Path(download.value.path()).read_text())
     assert saved["name"] == "hidden" and saved["kind"] == "Intermediate" and len(saved["rows"]) == 2 * 30
-    assert {"run", "step", "mean", "std", "p50"} <= set(saved["rows"][0])
+    assert {"run", "step", "mean", "std", "p0", "p50 (estimated)", "p100"} <= set(saved["rows"][0])
+    # Percentiles read from the histogram say so, and how they were read.
+    assert "read from each step's histogram" in saved["note"] and "exact zeros at 0" in saved["note"]
     # A download selects no card.
     assert "jcnb-selected" not in cards.first.get_attribute("class").split()
 

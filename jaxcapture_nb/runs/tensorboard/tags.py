@@ -93,6 +93,13 @@ class Tags(NamedTuple):
             scalars={tag: found.before(step) for tag, found in self.scalars.items()},
         )
 
+    def without(self, tags: set[str]) -> Tags:
+        """The same values but those of ``tags``."""
+        return self._replace(
+            histograms={tag: found for tag, found in self.histograms.items() if tag not in tags},
+            scalars={tag: found for tag, found in self.scalars.items() if tag not in tags},
+        )
+
     def first_steps(self) -> dict[str, int]:
         """Each tag's first step."""
         return {

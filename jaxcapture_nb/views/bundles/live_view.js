@@ -602,8 +602,12 @@ function nearestIndex(steps, step) {
 function siteTable(members, stats) {
   const keys = Object.keys(stats.col);
   const rows = members.flatMap((m) => m.s.steps.map((step, k) => [m.name, step, ...keys.map((key) => m.s.stats[k][stats.col[key]])]));
-  return { columns: ["run", "step", ...keys], rows };
+  return { columns: ["run", "step", ...keys.map((key) => isEstimated(key) ? `${key} (estimated)` : key)], rows };
 }
+function isEstimated(key) {
+  return /^p\d+$/.test(key) && key !== "p0" && key !== "p100";
+}
+var ESTIMATE_NOTE = "Columns marked (estimated) are percentiles read from each step's histogram: the values of a bin taken to lie evenly across it, and exact zeros at 0. p0 and p100 are the exact minimum and maximum.";
 function scalarTable(members) {
   const rows = members.flatMap((m) => m.s.steps.map((step, k) => [m.name, step, m.s.stats[k][0]]));
   return { columns: ["run", "step", "value"], rows };
@@ -611,7 +615,8 @@ function scalarTable(members) {
 function jsonText(table, name, kind) {
   const value = (x) => typeof x === "number" && !Number.isFinite(x) ? numberField(x) : x;
   const records = table.rows.map((row) => Object.fromEntries(row.map((x, i) => [table.columns[i], value(x)])));
-  return JSON.stringify({ name, kind, rows: records }, null, 1);
+  const noted = table.columns.some((column) => column.endsWith(" (estimated)"));
+  return JSON.stringify({ name, kind, ...noted ? { note: ESTIMATE_NOTE } : {}, rows: records }, null, 1);
 }
 function fileName(name, ext) {
   return `${name.replace(/[^\w.-]+/g, "_").replace(/^_+|_+$/g, "") || "data"}.${ext}`;
