@@ -16,9 +16,10 @@ import { OVER_H, columnScale, tickList, valueRange, binRange, binAt, binText, pe
 /** @typedef {import("./live_state.js").StatColumns} StatColumns */
 
 /**
- * @typedef {{bands: number[][], fill: boolean, median: boolean, extremes: boolean}} BandLook
+ * @typedef {{bands: number[][], fill: boolean, outline?: boolean, median: boolean, extremes: boolean}} BandLook
  * the bands drawn, (low, high, opacity) each; whether they are shaded (else
- * outlined); whether the median and the lowest and highest percentile are drawn
+ * outlined), and shaded ones outlined too; whether the median and the lowest
+ * and highest percentile are drawn
  */
 
 /**
@@ -194,6 +195,12 @@ function drawBands(ctx, s, stats, x, y, theme, look) {
       for (const [px, lo] of [...points].reverse()) ctx.lineTo(px, y(lo));
       ctx.closePath();
       ctx.fill();
+    }
+    // Overlaid runs' shading mixes where the bands cross: each band's edges
+    // drawn in its own colour tell them apart.
+    if (look.outline) {
+      line(cl, theme.band, 1, [], false);
+      line(ch, theme.band, 1, [], false);
     }
   });
   if (look.extremes) {

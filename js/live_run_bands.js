@@ -34,7 +34,7 @@ function drawRunBands(ctx, members, stats, theme, marks, frame) {
   const xTicks = stepTicks(...x.domain, 5);
   const yTicks = y.ticks(5);
   drawAxes(ctx, box, { theme, x, xTicks, y, yTicks });
-  const look = { bands: [[low, high, 0.22]], fill: true, median: true, extremes: false };
+  const look = { bands: [[low, high, 0.22]], fill: true, outline: true, median: true, extremes: false };
   ctx.save();
   ctx.beginPath();
   ctx.rect(box.x, box.y - 1, box.w, box.h + 2);

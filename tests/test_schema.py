@@ -286,3 +286,24 @@ def cap_header() -> str:
     with capture(model) as cap:
         model(jnp.ones((2, 3)))
     return cap.table().splitlines()[0]
+
+
+def _luminance(colour: str) -> float:
+    """WCAG's relative luminance of a ``#rrggbb`` colour."""
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    high, low = sorted([_luminance(a), _luminance(b)], reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("background", ["#ffffff", "#111111", "#1e1e1e"])
+def test_run_and_series_colours_stand_out_3_to_1_in_light_and_dark_themes(background):
+    """WCAG AA for graphics, against white and the dark backgrounds of JupyterLab and VS Code."""
+    for colour in (*schema.MODE_COLOURS, schema.SERIES_COLOUR, schema.MEDIAN_COLOUR):
+        assert _contrast(colour, background) >= 3.0, (colour, background)
+    # The runs' colours are told apart from each other too.
+    assert len(set(schema.MODE_COLOURS)) == len(schema.MODE_COLOURS)

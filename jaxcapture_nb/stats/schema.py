@@ -120,8 +120,10 @@ SERIES_COLOUR = "#4c8ed9"
 BAND_COLOUR = "#f58518"
 MEDIAN_COLOUR = "#e4403c"
 # One colour per mode of a comparison, and per run of a view of several
-# runs, in order; colour-blind friendly.
-MODE_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d")
+# runs, in order: Tableau's hues, darkened or lightened until each stands
+# out at least 3.5:1 against white and against the dark themes' #111 and
+# #1e1e1e (WCAG asks 3:1 of lines and marks), so one palette serves both.
+MODE_COLOURS = ("#3b75c4", "#c96a00", "#3d8c35", "#d8433d", "#178787", "#a15cc0", "#9d6b4d")
 
 # Heatmap colour indices: 0..COLOURS-1 for finite values on the clipped
 # scale, then one each for NaN, +Inf and -Inf, drawn in these colours.

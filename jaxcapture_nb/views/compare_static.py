@@ -52,7 +52,7 @@ def mode_colour(index: int) -> str:
 
     Example:
       >>> mode_colour(0), mode_colour(1), mode_colour(7)
-      ('#4c78a8', '#f58518', '#4c78a8')
+      ('#3b75c4', '#c96a00', '#3b75c4')
     """
     return MODE_COLOURS[index % len(MODE_COLOURS)]
 
@@ -72,7 +72,7 @@ def overlay_svg(hists: np.ndarray) -> str:
 
     Example:
       >>> svg = overlay_svg(np.array([[3, 1], [1, 3], [0, 0]]))
-      >>> svg.count("<polyline"), 'stroke="#f58518"' in svg, 'stroke="#54a24b"' in svg
+      >>> svg.count("<polyline"), 'stroke="#c96a00"' in svg, 'stroke="#3d8c35"' in svg
       (2, True, False)
     """
     share_of, totals = shares(hists)

@@ -224,6 +224,27 @@ def test_two_saved_runs_overlay_in_one_view_with_a_legend_and_one_step_slider(op
         "c => !c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some(v => v)"
     )
     screenshot(page, "overlay_bands")
+    # Each run's band is outlined in its colour: down a column of the second
+    # run's chart its colour shows three times, the band's two edges and the median.
+    out_bands = cards.nth(1).locator(".jcnb-live-panel:not([hidden]) canvas.jcnb-live-over")
+    most_crossings = out_bands.evaluate(
+        """(c) => {
+          const { data, width, height } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+          const near = (i) => data[i + 3] > 200 && Math.abs(data[i] - 201) < 40 && Math.abs(data[i + 1] - 106) < 40 && data[i + 2] < 60;
+          let most = 0;
+          for (let x = 0; x < width; x += 2) {
+            let runs = 0, inside = false;
+            for (let y = 0; y < height; y++) {
+              const hit = near((y * width + x) * 4);
+              if (hit && !inside) runs++;
+              inside = hit;
+            }
+            most = Math.max(most, runs);
+          }
+          return most;
+        }"""
+    )
+    assert most_crossings >= 3, most_crossings
 
     # One slider for both runs: the detail shows each run's histogram at the chosen step.
     cards.first.click()

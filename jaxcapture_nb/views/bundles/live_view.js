@@ -901,6 +901,10 @@ function drawBands(ctx, s, stats, x, y, theme, look) {
       ctx.closePath();
       ctx.fill();
     }
+    if (look.outline) {
+      line(cl, theme.band, 1, [], false);
+      line(ch, theme.band, 1, [], false);
+    }
   });
   if (look.extremes) {
     line(pcol(percentiles[0]), faded(theme.band, 0.8), 1, [1, 2], false);
@@ -1023,7 +1027,7 @@ function drawRunBands(ctx, members, stats, theme, marks, frame) {
   const xTicks = stepTicks(...x.domain, 5);
   const yTicks = y.ticks(5);
   drawAxes(ctx, box, { theme, x, xTicks, y, yTicks });
-  const look = { bands: [[low, high, 0.22]], fill: true, median: true, extremes: false };
+  const look = { bands: [[low, high, 0.22]], fill: true, outline: true, median: true, extremes: false };
   ctx.save();
   ctx.beginPath();
   ctx.rect(box.x, box.y - 1, box.w, box.h + 2);
