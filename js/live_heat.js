@@ -46,7 +46,7 @@ function drawHeat(ctx, s, stats, theme, marks, log, frame) {
   const xTicks = stepTicks(axis[0], axis[axis.length - 1], frame.w > 400 ? 7 : 5);
   const yTicks = y.ticks(frame.h < OVER_H ? 3 : 5);
   drawAxes(ctx, box, { theme, x, xTicks, y, yTicks });
-  if (layers.heat) drawColumns(ctx, s, stats, { y, columnOf, colour: theme.series, log });
+  if (layers.heat) drawColumns(ctx, s, stats, { y, columnOf, colour: theme.series, log, zeros: layers.zeros ? theme.fg : null });
   // Shading over the heat would mix with it into one muddy colour; with
   // several runs the bands are the text colours' lines (see drawPanels).
   const fill = !layers.heat && !frame.several;
@@ -79,28 +79,58 @@ function drawHeat(ctx, s, stats, theme, marks, log, frame) {
 
 /**
  * The heat: each row's bins as a column, the stronger the more values.
+ * A row's exact zeros (half a ReLU's outputs) are left out of its column,
+ * whose shades they would wash out, and drawn apart: a mark at 0 in the
+ * `zeros` colour, the stronger the larger their share; none when it is null.
  * @param {CanvasRenderingContext2D} ctx @param {Series} s @param {StatColumns} stats
- * @param {{y: (v: number) => number, columnOf: (k: number) => number[], colour: string, log: boolean}} look
+ * @param {{y: (v: number) => number, columnOf: (k: number) => number[], colour: string, log: boolean, zeros: string | null}} look
  */
 function drawColumns(ctx, s, stats, look) {
   const { y, columnOf, log } = look;
-  ctx.fillStyle = look.colour;
+  let zeroMarks = 0;
   for (let k = 0; k < s.steps.length; k++) {
-    const hist = s.hists[k];
+    const zeros = zerosOf(s, stats, k);
+    const hist = zeros.count ? s.hists[k].map((c, i) => (i === zeros.bin ? c - zeros.count : c)) : s.hists[k];
     const shade = countScale(Math.max(1, ...hist), 0, 1, log);
     const [left, right] = columnOf(k);
+    ctx.fillStyle = look.colour;
     for (let i = 0; i < hist.length; i++) {
       if (!hist[i]) continue;
       const [from, to] = binRange(s, stats, k, i);
       const y0 = y(to);
-      // Linear counts shade by their square root: a spike (ReLU's zeros)
-      // would otherwise wash the rest of the column out.
+      // Linear counts shade by their square root: a spike would otherwise
+      // wash the rest of the column out.
       const share = shade(hist[i]);
       ctx.globalAlpha = 0.08 + 0.92 * (log ? share : Math.sqrt(share));
       ctx.fillRect(left, y0, Math.max(right - left, 1), Math.max(y(from) - y0, 1));
     }
+    if (zeros.count && look.zeros) {
+      ctx.fillStyle = look.zeros;
+      ctx.globalAlpha = 0.3 + 0.7 * zeros.share;
+      ctx.fillRect(left, y(0) - 1, Math.max(right - left, 1), 2);
+      zeroMarks++;
+    }
   }
   ctx.globalAlpha = 1;
+  ctx.canvas.dataset.zeroMarks = String(zeroMarks);
+}
+
+/**
+ * Row k's exact zeros: how many, their share of its finite values, and the
+ * bin its histogram counts them in (the bin of 0, as the summary adds them).
+ * @param {Series} s @param {StatColumns} stats @param {number} k
+ */
+function zerosOf(s, stats, k) {
+  const r = s.stats[k];
+  const hist = s.hists[k];
+  const { col } = stats;
+  const finite = hist.reduce((a, b) => a + b, 0);
+  if (!(r[col.zero_pct] > 0) || !finite) return { count: 0, share: 0, bin: -1 };
+  const size = finite + (r[col.nan] || 0) + (r[col.posinf] || 0) + (r[col.neginf] || 0);
+  const [lo, hi] = [r[col.lo], r[col.hi]];
+  const bin = Math.min(hist.length - 1, Math.max(0, Math.floor(-lo / ((hi - lo) / hist.length))));
+  const count = Math.min(hist[bin], Math.round((r[col.zero_pct] / 100) * size));
+  return { count, share: count / finite, bin };
 }
 
 /**

@@ -23,7 +23,7 @@ const VIEW_KEYS = {
 };
 // The layers of the heat view a reader turns on and off (LiveState.layers), in the key's order.
 /** @type {(keyof Layers)[]} */
-const LAYERS = ["heat", "bands", "median", "extremes"];
+const LAYERS = ["heat", "zeros", "bands", "median", "extremes"];
 
 /**
  * The key of the histogram view in use: what the colours and lines mean.
@@ -48,6 +48,7 @@ function drawKey(ui, state, stats, runs, found) {
     /** @type {Record<keyof Layers, string[]>} */
     const layerText = {
       heat: [look.series, "swatch", VIEW_KEYS.heat],
+      zeros: [theme.fg, "line", "exact zeros, apart from the heat at 0: the stronger, the larger their share"],
       bands: [look.band, filled ? "swatch" : "line", `${bandNames} percentile bands${filled || schema.bands.length < 2 ? "" : ", widest dashed"}`],
       median: [look.median, "line", "median"],
       extremes: [look.band, "dotted", `${ordinal(percentiles[0])} / ${ordinal(percentiles[percentiles.length - 1])} percentile (min, max)`],

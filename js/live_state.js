@@ -40,9 +40,9 @@ function liveRows() {
 }
 
 /**
- * @typedef {{heat: boolean, bands: boolean, median: boolean, extremes: boolean}} Layers
- * what the heat view draws: the heat, the percentile bands, the median and
- * the lowest and highest percentile (min and max)
+ * @typedef {{heat: boolean, zeros: boolean, bands: boolean, median: boolean, extremes: boolean}} Layers
+ * what the heat view draws: the heat, its exact zeros apart at 0, the
+ * percentile bands, the median and the lowest and highest percentile (min and max)
  */
 
 /**
@@ -66,7 +66,7 @@ function liveRows() {
  * @param {LiveRows} rows @returns {LiveState}
  */
 function liveState(rows) {
-  const layers = { heat: true, bands: true, median: true, extremes: false };
+  const layers = { heat: true, zeros: true, bands: true, median: true, extremes: false };
   return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: new Set(), runMatches: () => true, stepRange: null, expanded: new Set(), silentFor: 0 };
 }
 

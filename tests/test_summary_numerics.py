@@ -8,6 +8,8 @@ values are summarized in float32, so the reference is computed in float64
 from the same values converted to float32.
 """
 
+import math
+
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
@@ -137,3 +139,15 @@ def test_statistics_match_float64_numpy_at_the_ends_of_each_dtype(dtype):
         xs += arrays(dtype, 20_001, rng)[:2] + arrays(dtype, 1, rng)[:1]
         for x, s in zip(xs, summarize([jnp.asarray(x) for x in xs], bins=BINS), strict=True):
             check(x, s)
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["alone", "in a batch"])
+def test_the_mean_of_huge_float32_values_that_cancel_keeps_the_small_ones(batched):
+    """``[1e30, 1, 1, -1e30]`` summed in order or in pairs loses the ones: the mean is 0.5, not 0."""
+    rng = np.random.default_rng(0)
+    mixed = np.concatenate([np.full(40, 1e30), np.full(40, -1e30), rng.uniform(0, 1, 80)]).astype(np.float32)
+    for x in (np.array([1e30, 1.0, 1.0, -1e30], np.float32), rng.permutation(mixed)):
+        want = math.fsum(x.astype(np.float64)) / x.size
+        s = summarize({"x": jnp.asarray(x), "y": jnp.ones(3)})["x"] if batched else summarize(jnp.asarray(x))
+        # Rounded in float32: the small values' sum to float32's precision.
+        assert float(s.mean) == pytest.approx(want, rel=1e-5)

@@ -821,3 +821,32 @@ def test_percentiles_among_a_relus_zeros_are_exactly_zero_live_and_reopened(tmp_
         got = series.stats[0, columns.index("p7") : columns.index("p93") + 1]
         assert got[:3].tolist() == [0.0, 0.0, 0.0] and want[:3].tolist() == [0.0, 0.0, 0.0]
         np.testing.assert_allclose(got, want, atol=width)
+
+
+def test_the_saved_heat_leaves_a_relus_zeros_out_of_its_shades_and_marks_them_apart():
+    from jaxcapture_nb.runs.sources import read_run
+    from jaxcapture_nb.views.live_static import live_png, over_steps
+
+    with watch(display=False) as w:
+        for step in range(6):
+            values = jax.nn.relu(jax.random.normal(jax.random.key(step), (4000,)))
+            w.update(step, {"relu": summarize(values)})
+    (series,) = read_run(w).sites
+    image, lo, hi, shares = over_steps(series)
+    zeros = np.asarray(
+        [
+            float(summarize(jax.nn.relu(jax.random.normal(jax.random.key(k), (4000,)))).zero_count)
+            for k in range(6)
+        ]
+    )
+    np.testing.assert_allclose(shares, zeros / 4000, atol=1e-6)
+    # With the zeros in, the bin of 0 held half the values, and every other shade was paler.
+    washed = np.zeros_like(image)
+    for k in range(series.size):
+        row = series.stats[k]
+        edges = np.linspace(row[series.columns.index("lo")], row[series.columns.index("hi")], series.bins + 1)
+        centres = (edges[:-1] + edges[1:]) / 2
+        column, _ = np.histogram(centres, bins=image.shape[0], range=(lo, hi), weights=series.hists[k])
+        washed[:, k] = np.sqrt(column / column.max())
+    assert lo == 0.0 and image[1:].mean() > 1.2 * washed[1:].mean()
+    assert live_png(read_run(w)).startswith(b"\x89PNG")

@@ -174,6 +174,23 @@ def check_float64_statistics_and_histograms_match_numpy():
     check_float_summary(edges64, np.arange(0.0, 101.0), "integers on 64 edges")
 
 
+def check_the_mean_of_huge_values_that_cancel_keeps_the_small_ones():
+    """``[1e300, 1, 1, -1e300]``: summed in order or in pairs the ones are lost; the mean is 0.5."""
+    import jax.numpy as jnp
+
+    from jaxcapture_nb import summarize
+
+    rng = np.random.default_rng(5)
+    mixed = np.concatenate([np.full(50, 1e300), np.full(50, -1e300), rng.uniform(0, 1, 100)])
+    cases = {"in order": np.array([1e300, 1.0, 1.0, -1e300]), "mixed": rng.permutation(mixed)}
+    for label, x in cases.items():
+        want = math.fsum(x) / x.size
+        alone = summarize(jnp.asarray(x), bins=BINS)
+        batched = summarize({"x": jnp.asarray(x), "other": jnp.ones(3)}, bins=BINS)["x"]
+        for how, s in (("alone", alone), ("in a batch", batched)):
+            assert_close(s.mean, want, rtol=1e-9, what=f"{label}, {how}: mean")
+
+
 def integer_cases() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(11)
     third = 3 * 2**60  # with 3 bins the edges are the integers 2**60 and 2**61

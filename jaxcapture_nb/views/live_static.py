@@ -58,11 +58,16 @@ def live_text(run: Run) -> str:
     return "\n".join(lines)
 
 
-def over_steps(series: SiteSeries, grid: int = _GRID) -> tuple[np.ndarray, float, float]:
-    """Each kept step's histogram re-binned onto one value grid, normalized per step.
+def over_steps(series: SiteSeries, grid: int = _GRID) -> tuple[np.ndarray, float, float, np.ndarray]:
+    """Each kept step's histogram re-binned onto one value grid, normalized per step, its exact zeros apart.
+
+    A step's exact zeros (half a ReLU's outputs) are left out of its column,
+    whose shades they would wash out, as the live view leaves them out:
+    the picture marks them at 0 on their own.
 
     Returns:
-      (image of shape ``(grid, steps)``, lowest value, highest value).
+      (image of shape ``(grid, steps)``, lowest value, highest value, each
+      step's share of exact zeros among its finite values).
     """
     n = series.size
     los = series.stats[:n, series.columns.index("lo")].astype(np.float64)
@@ -75,12 +80,40 @@ def over_steps(series: SiteSeries, grid: int = _GRID) -> tuple[np.ndarray, float
     if hi <= lo:
         lo, hi = lo - 0.5, lo + 0.5
     image = np.zeros((grid, n))
+    hists, shares = _without_zeros(series)
     for k in np.flatnonzero(usable):
         edges = np.linspace(los[k], his[k], series.bins + 1)
         centres = (edges[:-1] + edges[1:]) / 2
-        column, _ = np.histogram(centres, bins=grid, range=(lo, hi), weights=series.hists[k])
+        column, _ = np.histogram(centres, bins=grid, range=(lo, hi), weights=hists[k])
         image[:, k] = np.sqrt(column / max(column.max(), 1))  # a spike does not wash out the rest
-    return image, lo, hi
+    return image, lo, hi, shares
+
+
+def _without_zeros(series: SiteSeries) -> tuple[np.ndarray, np.ndarray]:
+    """The kept steps' histograms without their exact zeros, and each step's share of them.
+
+    A summary counts its zeros in the bin of 0 (see
+    ``stats.passes.with_zeros_in_their_bin``); its row holds their percentage
+    of all its values.
+    """
+    n = series.size
+    hists = series.hists[:n].astype(np.float64)
+    row = {key: series.stats[:n, series.columns.index(key)].astype(np.float64) for key in _ZERO_KEYS}
+    finite = hists.sum(axis=1)
+    size = finite + row["nan"] + row["posinf"] + row["neginf"]
+    zeros = np.nan_to_num(np.round(row["zero_pct"] / 100 * size))
+    width = (row["hi"] - row["lo"]) / series.bins
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at = np.nan_to_num(np.floor(-row["lo"] / width))
+    bin_of_zero = np.clip(at, 0, series.bins - 1).astype(np.intp)
+    steps = np.arange(n)
+    zeros = np.minimum(zeros, hists[steps, bin_of_zero])
+    hists[steps, bin_of_zero] -= zeros
+    shares = np.divide(zeros, finite, out=np.zeros(n), where=finite > 0)
+    return hists, shares
+
+
+_ZERO_KEYS = ("zero_pct", "nan", "posinf", "neginf", "lo", "hi")
 
 
 def _evaluations_paired(series: list[SiteSeries]) -> list[SiteSeries]:
@@ -125,7 +158,7 @@ def live_png(run: Run) -> bytes:
         ax.plot(steps, values, color=schema.SERIES_COLOUR, lw=1)
         ax.set_title(shown_name(label), fontsize=8)
         ax.tick_params(labelsize=6)
-    for k, (s, (image, lo, hi)) in enumerate(panels, start=len(scalar_rows)):
+    for k, (s, (image, lo, hi, zero_shares)) in enumerate(panels, start=len(scalar_rows)):
         ax = figure.add_subplot(rows, columns, k + 1)
         steps = s.steps[: s.size]
         ax.imshow(
@@ -136,6 +169,11 @@ def live_png(run: Run) -> bytes:
             extent=(float(steps[0]), float(steps[-1]) + 1, lo, hi),
             interpolation="nearest",
         )
+        zeroed = zero_shares > 0
+        if zeroed.any():  # the exact zeros, apart at 0: the darker, the larger their share
+            colours = np.zeros((int(zeroed.sum()), 4))
+            colours[:, 3] = 0.3 + 0.7 * zero_shares[zeroed]
+            ax.hlines(np.zeros(len(colours)), steps[zeroed], steps[zeroed] + 1, colors=colours, lw=1.5)
         kept = s.stats[: s.size]
         for low, high, alpha in bands(kept, s.columns):
             ax.fill_between(steps, low, high, color=schema.BAND_COLOUR, alpha=alpha, lw=0)

@@ -103,22 +103,29 @@ def every_step(lab, browser):
 
 def test_the_heat_views_layers_toggle_and_read_in_either_theme(every_step):
     page = every_step
-    # By default the heat, the bands as outlines and the median; min and
-    # max (which jump with every batch) are off, and say so in the key.
-    assert page.get_attribute(ROOT, "data-layers") == "heat bands median"
+    # By default the heat with its exact zeros apart, the bands as outlines
+    # and the median; min and max (which jump with every batch) are off,
+    # and say so in the key.
+    assert page.get_attribute(ROOT, "data-layers") == "heat zeros bands median"
     assert not page.is_checked(layer(page, "extremes"))
     key = page.text_content(".jcnb-live-key")
-    for text in ("7th–93rd", "16th–84th", "31st–69th", "median", "0th / 100th"):
+    for text in ("7th–93rd", "16th–84th", "31st–69th", "median", "0th / 100th", "exact zeros, apart"):
         assert text in key, key
+    # The ReLU's zeros, about half its values at every step, are drawn apart
+    # at 0, a mark per step, and left out of the heat's shades.
+    assert page.get_attribute(OVER, "data-zero-marks") == "240"
     page.locator(".jcnb-live-grid").scroll_into_view_if_needed()
     screenshot(page, "live_layers_default")
 
     # Each layer draws: turning one on or off changes the chart.
     pictures = {"default": page.eval_on_selector(OVER, PIXELS)}
     page.check(layer(page, "extremes"))
-    assert page.get_attribute(ROOT, "data-layers") == "heat bands median extremes"
+    assert page.get_attribute(ROOT, "data-layers") == "heat zeros bands median extremes"
     pictures["extremes"] = page.eval_on_selector(OVER, PIXELS)
     page.uncheck(layer(page, "extremes"))
+    page.uncheck(layer(page, "zeros"))
+    assert page.get_attribute(OVER, "data-zero-marks") == "0"
+    pictures["no zeros"] = page.eval_on_selector(OVER, PIXELS)
     page.uncheck(layer(page, "heat"))
     pictures["bands only"] = page.eval_on_selector(OVER, PIXELS)
     screenshot(page, "live_layers_bands_only")
@@ -126,7 +133,7 @@ def test_the_heat_views_layers_toggle_and_read_in_either_theme(every_step):
     page.uncheck(layer(page, "median"))
     assert page.get_attribute(ROOT, "data-layers") == ""
     pictures["axes only"] = page.eval_on_selector(OVER, PIXELS)
-    assert len(set(pictures.values())) == 4
+    assert len(set(pictures.values())) == 5
     assert not blank_canvas(page, OVER)  # the axes stay
 
     # The layers are the view's: another histogram view hides their toggles,
@@ -136,6 +143,7 @@ def test_the_heat_views_layers_toggle_and_read_in_either_theme(every_step):
     assert not page.is_visible(".jcnb-live-layers")
     page.click(".jcnb-live-view-button[data-view=heat]")
     assert page.get_attribute(ROOT, "data-layers") == "heat"
+    page.check(layer(page, "zeros"))
     page.check(layer(page, "bands"))
     page.check(layer(page, "median"))
     assert page.eval_on_selector(OVER, PIXELS) == pictures["default"]

@@ -440,7 +440,7 @@ function liveRows() {
   return { sites: [], scalars: [], lastSeq: -1, stale: false };
 }
 function liveState(rows) {
-  const layers = { heat: true, bands: true, median: true, extremes: false };
+  const layers = { heat: true, zeros: true, bands: true, median: true, extremes: false };
   return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: /* @__PURE__ */ new Set(), runMatches: () => true, stepRange: null, expanded: /* @__PURE__ */ new Set(), silentFor: 0 };
 }
 function groupsOf(entries2) {
@@ -778,7 +778,7 @@ function drawHeat(ctx, s, stats, theme, marks, log, frame) {
   const xTicks = stepTicks(axis[0], axis[axis.length - 1], frame.w > 400 ? 7 : 5);
   const yTicks = y.ticks(frame.h < OVER_H ? 3 : 5);
   drawAxes(ctx, box, { theme, x, xTicks, y, yTicks });
-  if (layers.heat) drawColumns(ctx, s, stats, { y, columnOf, colour: theme.series, log });
+  if (layers.heat) drawColumns(ctx, s, stats, { y, columnOf, colour: theme.series, log, zeros: layers.zeros ? theme.fg : null });
   const fill = !layers.heat && !frame.several;
   const look = { bands: layers.bands ? stats.schema.bands : [], fill, median: layers.median, extremes: layers.extremes };
   ctx.save();
@@ -811,11 +811,13 @@ ${percentileText(s, stats, k)}`;
 }
 function drawColumns(ctx, s, stats, look) {
   const { y, columnOf, log } = look;
-  ctx.fillStyle = look.colour;
+  let zeroMarks = 0;
   for (let k = 0; k < s.steps.length; k++) {
-    const hist = s.hists[k];
+    const zeros = zerosOf(s, stats, k);
+    const hist = zeros.count ? s.hists[k].map((c, i) => i === zeros.bin ? c - zeros.count : c) : s.hists[k];
     const shade = countScale(Math.max(1, ...hist), 0, 1, log);
     const [left, right] = columnOf(k);
+    ctx.fillStyle = look.colour;
     for (let i = 0; i < hist.length; i++) {
       if (!hist[i]) continue;
       const [from, to] = binRange(s, stats, k, i);
@@ -824,8 +826,27 @@ function drawColumns(ctx, s, stats, look) {
       ctx.globalAlpha = 0.08 + 0.92 * (log ? share : Math.sqrt(share));
       ctx.fillRect(left, y0, Math.max(right - left, 1), Math.max(y(from) - y0, 1));
     }
+    if (zeros.count && look.zeros) {
+      ctx.fillStyle = look.zeros;
+      ctx.globalAlpha = 0.3 + 0.7 * zeros.share;
+      ctx.fillRect(left, y(0) - 1, Math.max(right - left, 1), 2);
+      zeroMarks++;
+    }
   }
   ctx.globalAlpha = 1;
+  ctx.canvas.dataset.zeroMarks = String(zeroMarks);
+}
+function zerosOf(s, stats, k) {
+  const r = s.stats[k];
+  const hist = s.hists[k];
+  const { col } = stats;
+  const finite = hist.reduce((a, b) => a + b, 0);
+  if (!(r[col.zero_pct] > 0) || !finite) return { count: 0, share: 0, bin: -1 };
+  const size = finite + (r[col.nan] || 0) + (r[col.posinf] || 0) + (r[col.neginf] || 0);
+  const [lo, hi] = [r[col.lo], r[col.hi]];
+  const bin = Math.min(hist.length - 1, Math.max(0, Math.floor(-lo / ((hi - lo) / hist.length))));
+  const count = Math.min(hist[bin], Math.round(r[col.zero_pct] / 100 * size));
+  return { count, share: count / finite, bin };
 }
 function pointRuns(s, x, cs) {
   const runs = [];
@@ -1289,7 +1310,7 @@ var VIEW_KEYS = {
   overlay: "one histogram per recorded step; older steps fainter, the latest solid",
   bands: "per run, the median and a shaded percentile band over steps"
 };
-var LAYERS = ["heat", "bands", "median", "extremes"];
+var LAYERS = ["heat", "zeros", "bands", "median", "extremes"];
 function drawKey(ui, state, stats, runs, found2) {
   const { percentiles, schema } = stats;
   const { root, viewSwitch } = ui;
@@ -1304,6 +1325,7 @@ function drawKey(ui, state, stats, runs, found2) {
     const filled = !state.layers.heat && !runs.several;
     const layerText = {
       heat: [look.series, "swatch", VIEW_KEYS.heat],
+      zeros: [theme.fg, "line", "exact zeros, apart from the heat at 0: the stronger, the larger their share"],
       bands: [look.band, filled ? "swatch" : "line", `${bandNames} percentile bands${filled || schema.bands.length < 2 ? "" : ", widest dashed"}`],
       median: [look.median, "line", "median"],
       extremes: [look.band, "dotted", `${ordinal(percentiles[0])} / ${ordinal(percentiles[percentiles.length - 1])} percentile (min, max)`]
