@@ -239,9 +239,11 @@ function drawProgress(ui, state, progress, meta, scalars, runs, found) {
   ui.zoomReset.title = "zoomed: show every step (or double-click a chart)";
   // A running watch's kernel that has sent nothing for a while (see live_view.js's silence check).
   ui.silence.hidden = !state.silentFor;
-  ui.silence.textContent = state.silentFor
-    ? `no word from the kernel for ${Math.round(state.silentFor)} s: it may have stopped (a restart or a crash); the view shows what it last heard`
-    : "";
+  ui.silence.textContent = !state.silentFor
+    ? ""
+    : state.kernelGone
+      ? `the kernel restarted or shut down: the run stopped after ${counted(p.seen ?? 0, "step")}; the view shows what it last heard`
+      : `no word from the kernel for ${Math.round(state.silentFor)} s: it may have stopped (a restart or a crash); the view shows what it last heard`;
   root.dataset.silent = String(Boolean(state.silentFor));
   flag.hidden = !found;
   if (found) {

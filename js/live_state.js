@@ -57,6 +57,7 @@ function liveRows() {
  * @property {[number, number] | null} stepRange the steps the charts over steps are zoomed to; null shows all
  * @property {Set<string>} expanded the cards widened to their whole row: "site 3", "scalar 0"
  * @property {number} silentFor seconds a running watch's kernel has said nothing past its beat; 0 while it speaks
+ * @property {boolean} kernelGone the host said the widget's kernel connection ended (a restart, a shutdown) while the run went on
  */
 
 /**
@@ -67,7 +68,7 @@ function liveRows() {
  */
 function liveState(rows) {
   const layers = { heat: true, zeros: true, bands: true, median: true, extremes: false };
-  return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: new Set(), runMatches: () => true, stepRange: null, expanded: new Set(), silentFor: 0 };
+  return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: new Set(), runMatches: () => true, stepRange: null, expanded: new Set(), silentFor: 0, kernelGone: false };
 }
 
 /**

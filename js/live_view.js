@@ -326,21 +326,35 @@ function watchSilence(view) {
   const onProgress = () => {
     heardAt = performance.now();
     if (state.silentFor) state.silentFor = 0;
+    state.kernelGone = false;
     schedule(view);
   };
   const timer = setInterval(() => {
     /** @type {Partial<LiveProgress>} */
     const p = model.get("_progress") || {};
     const quiet = (performance.now() - heardAt) / 1000;
-    const silent = p.silence && !p.done && quiet > p.silence ? quiet : 0;
+    const silent = p.silence && !p.done && (state.kernelGone || quiet > p.silence) ? Math.max(quiet, 1) : 0;
     if (Boolean(silent) !== Boolean(state.silentFor) || (silent && Math.round(silent) !== Math.round(state.silentFor))) {
       state.silentFor = silent;
       schedule(view);
     }
   }, 1000);
+  // Where the host says so (Jupyter's widget manager, when its kernel
+  // restarts or shuts down), the end is known at once: no beat is awaited.
+  const onClosed = () => {
+    const p = model.get("_progress") || {};
+    if (!p.silence || p.done) return;
+    state.kernelGone = true;
+    state.silentFor = Math.max((performance.now() - heardAt) / 1000, 1);
+    schedule(view);
+  };
+  model.on("comm:close", onClosed);
+  model.on("comm_live_update", onClosed);
   model.on("change:_progress", onProgress);
   return () => {
     model.off("change:_progress", onProgress);
+    model.off("comm:close", onClosed);
+    model.off("comm_live_update", onClosed);
     clearInterval(timer);
   };
 }

@@ -154,8 +154,11 @@ def test_a_notebook_saved_mid_run_keeps_a_recent_picture(ipython, monkeypatch):
         running, update = recorder.outputs[-1]
     assert update and "nothing recorded yet" not in running
     assert "1 site, 3 steps seen" in running and "data:image/png;base64," in running
+    # What a notebook saved now keeps says that the run was still going.
+    assert "3 steps seen, still running when this picture was made" in running
     final, update = recorder.outputs[-1]
     assert update and "1 site, 3 steps seen, scalars: loss" in final
+    assert "still running" not in final
 
 
 def test_refreshes_of_the_saved_output_come_ever_more_rarely(monkeypatch):

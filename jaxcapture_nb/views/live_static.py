@@ -41,11 +41,16 @@ def live_text(run: Run) -> str:
         found = run.first_nonfinite
         seen = run.steps
         ended_as = run.ended_as
+        # A notebook saved while the run went on keeps this picture, and
+        # gets no word of how the run ended (its kernel may have died): it
+        # says that it is a picture of a run still going.
+        going = not run.stream.ended
     if not series and not scalars:
         return "LiveView: nothing recorded yet"
     lines = [
         f"LiveView: {counted(len(series), 'site')}, {counted(seen, 'step')} seen"
         + (f", {ended_as}" if ended_as else "")
+        + (", still running when this picture was made: it went on, or stopped, after it" if going else "")
         + (f", scalars: {', '.join(map(shown_name, scalars))}" if scalars else "")
     ]
     if found is not None:

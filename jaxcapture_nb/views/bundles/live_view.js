@@ -441,7 +441,7 @@ function liveRows() {
 }
 function liveState(rows) {
   const layers = { heat: true, zeros: true, bands: true, median: true, extremes: false };
-  return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: /* @__PURE__ */ new Set(), runMatches: () => true, stepRange: null, expanded: /* @__PURE__ */ new Set(), silentFor: 0 };
+  return { rows, selected: -1, pinnedStep: null, view: "heat", layers, hiddenRuns: /* @__PURE__ */ new Set(), runMatches: () => true, stepRange: null, expanded: /* @__PURE__ */ new Set(), silentFor: 0, kernelGone: false };
 }
 function groupsOf(entries2) {
   const groups = [];
@@ -2049,7 +2049,7 @@ function drawProgress(ui, state, progress, meta, scalars, runs, found2) {
   ui.zoomReset.textContent = range ? `steps ${Math.ceil(range[0])}\u2013${Math.floor(range[1])} \xD7` : "";
   ui.zoomReset.title = "zoomed: show every step (or double-click a chart)";
   ui.silence.hidden = !state.silentFor;
-  ui.silence.textContent = state.silentFor ? `no word from the kernel for ${Math.round(state.silentFor)} s: it may have stopped (a restart or a crash); the view shows what it last heard` : "";
+  ui.silence.textContent = !state.silentFor ? "" : state.kernelGone ? `the kernel restarted or shut down: the run stopped after ${counted(p.seen ?? 0, "step")}; the view shows what it last heard` : `no word from the kernel for ${Math.round(state.silentFor)} s: it may have stopped (a restart or a crash); the view shows what it last heard`;
   root.dataset.silent = String(Boolean(state.silentFor));
   flag.hidden = !found2;
   if (found2) {
@@ -2372,20 +2372,32 @@ function watchSilence(view) {
   const onProgress = () => {
     heardAt = performance.now();
     if (state.silentFor) state.silentFor = 0;
+    state.kernelGone = false;
     schedule(view);
   };
   const timer = setInterval(() => {
     const p = model.get("_progress") || {};
     const quiet = (performance.now() - heardAt) / 1e3;
-    const silent = p.silence && !p.done && quiet > p.silence ? quiet : 0;
+    const silent = p.silence && !p.done && (state.kernelGone || quiet > p.silence) ? Math.max(quiet, 1) : 0;
     if (Boolean(silent) !== Boolean(state.silentFor) || silent && Math.round(silent) !== Math.round(state.silentFor)) {
       state.silentFor = silent;
       schedule(view);
     }
   }, 1e3);
+  const onClosed = () => {
+    const p = model.get("_progress") || {};
+    if (!p.silence || p.done) return;
+    state.kernelGone = true;
+    state.silentFor = Math.max((performance.now() - heardAt) / 1e3, 1);
+    schedule(view);
+  };
+  model.on("comm:close", onClosed);
+  model.on("comm_live_update", onClosed);
   model.on("change:_progress", onProgress);
   return () => {
     model.off("change:_progress", onProgress);
+    model.off("comm:close", onClosed);
+    model.off("comm_live_update", onClosed);
     clearInterval(timer);
   };
 }
