@@ -183,3 +183,40 @@ def test_grads_on_a_model_that_perturbs_do_not_warn(model, x):
         # A block that raises does not add a warning to the error.
         with pytest.raises(KeyError), capture(NeverPerturbs(nnx.Rngs(0)), grads=True):
             raise KeyError("inside")
+
+
+def test_the_capture_view_names_values_and_gradients_in_words_and_shows_each_gradient_beside_its_value():
+    class TwoPerturbed(nnx.Module):
+        def __init__(self, rngs):
+            self.a = nnx.Linear(3, 4, rngs=rngs)
+            self.b = nnx.Linear(4, 2, rngs=rngs)
+
+        def __call__(self, x):
+            h = self.perturb("first", self.a(x))
+            return self.perturb("second", self.b(nnx.relu(h)))
+
+    model, x = TwoPerturbed(nnx.Rngs(0)), jnp.ones((2, 3))
+    cap = capture_grads(lambda m, x: m(x).sum(), model, x)
+    # Recorded as the backward pass ran: the second value's gradient first.
+    assert [(r.var_type.__name__, r.name) for r in cap.records] == [
+        ("Perturbation", "first"),
+        ("Perturbation", "second"),
+        ("Gradient", "second"),
+        ("Gradient", "first"),
+    ]
+    view = cap.show()
+    assert [(s["name"], s["type"]) for s in view._sites] == [
+        ("first", "activation"),
+        ("first", "gradient"),
+        ("second", "activation"),
+        ("second", "gradient"),
+    ]
+    # The saved table reads alike; each row's statistics are its own record's.
+    page = view._repr_mimebundle_()[0]["text/html"]
+    assert page.index("<td>first</td><td>activation</td>") < page.index("<td>first</td><td>gradient</td>")
+    assert page.index("<td>first</td><td>gradient</td>") < page.index("<td>second</td><td>activation</td>")
+    by_row = np.frombuffer(view._stats, np.float64).reshape(4, -1)
+    mean = list(view._stat_columns).index("mean")
+    grad_first = next(r for r in cap.records if r.var_type is Gradient and r.name == "first")
+    np.testing.assert_allclose(by_row[1, mean], np.mean(np.asarray(grad_first.value)), rtol=1e-5)
+    assert "gradient" in cap.table() and "activation" in cap.table()

@@ -118,7 +118,7 @@ def test_nonfinite_counts_are_bold_and_only_mixed_types_get_a_type_column():
     with capture(model, nnx.Intermediate, nnx.Perturbation) as both:
         model(x)
     page = both.show()._repr_mimebundle_()[0]["text/html"]
-    assert "<th>type</th>" in page and "<td>Perturbation</td>" in page
+    assert "<th>type</th>" in page and "<td>activation</td>" in page
     # Outputs share a page: both tables carry the same styles, which cannot restyle the other.
     first, second = cap.show()._repr_mimebundle_()[0]["text/html"], page
     assert first.split("</style>")[0] == second.split("</style>")[0]

@@ -17,7 +17,7 @@ import numpy as np
 from jaxcapture_nb.capturing.recorder import site_label
 from jaxcapture_nb.runs.row_grid import RowGrid
 from jaxcapture_nb.runs.rows import RowLayout, hist_percentiles, saturated
-from jaxcapture_nb.stats import pooling
+from jaxcapture_nb.stats import pooling, schema
 from jaxcapture_nb.stats.records import flat_stats
 from jaxcapture_nb.stats.summary import Summary
 
@@ -179,10 +179,9 @@ def site_key(path: tuple[Any, ...], var_type: Any, name: str, index: int = 0) ->
     return (path, kind, name), site_label(path, name), kind
 
 
-# What a site's kind reads as in the live view: ``perturb`` is how Flax
-# marks a value whose gradient it can record, so a perturbed value is an
-# activation there, and its gradient is a gradient.
-KIND_LABELS = {"Perturbation": "activation", "Gradient": "gradient", EVALUATION: "evaluation"}
+# What a site's kind reads as in the live view: as in every view (see
+# schema.RECORD_KINDS), and a value of an evaluation as one.
+KIND_LABELS = {**schema.RECORD_KINDS, EVALUATION: "evaluation"}
 
 
 def kind_label(kind: str) -> str:

@@ -19,7 +19,7 @@ from flax import nnx
 from jaxcapture_nb.core.names import shown_name
 from jaxcapture_nb.stats import schema
 from jaxcapture_nb.stats.reduced import PASS_FIELDS, float_fields, value_fields
-from jaxcapture_nb.stats.schema import type_name
+from jaxcapture_nb.stats.schema import kind_name, type_name
 from jaxcapture_nb.stats.summary import Summary
 
 
@@ -236,7 +236,7 @@ def row_cells(record: Record) -> tuple[tuple[str, ...], str | None]:
     """
     path = shown_name(".".join(str(p) for p in record.path)) or "(root)"
     shape = "" if record.shape is None else "(" + ",".join(str(d) for d in record.shape) + ")"
-    kind = shown_name(type_name(record.var_type))
+    kind = shown_name(kind_name(record.var_type))
     head = (path, shown_name(record.name), str(record.call_index), kind, shape, record.dtype or "")
     s = record.summary
     if s is None:
@@ -247,6 +247,38 @@ def row_cells(record: Record) -> tuple[tuple[str, ...], str | None]:
     bad = st["nan"] + st["posinf"] + st["neginf"]
     nonfinite = f"{st['nan']}/{st['posinf'] + st['neginf']}" if bad else "-"
     return (*head, *(s.text(st) for s in schema.table_stats()), nonfinite), None
+
+
+def values_beside_their_gradients(records: Sequence[Record]) -> list[Record]:
+    """The records in their order, but each gradient right after the value it is the gradient of.
+
+    A capture records a call's gradients after its forward pass, in the
+    order of the backward pass; a view shows each beside its value (the
+    same site and call).
+
+    Example:
+      >>> made = lambda kind, name: Record((), name, 0, kind, (2,), "float32", None, None)
+      >>> order = [made("Perturbation", "a"), made("Perturbation", "b"), made("Gradient", "b"), made("Gradient", "a")]
+      >>> [(r.name, r.var_type) for r in values_beside_their_gradients(order)]
+      [('a', 'Perturbation'), ('a', 'Gradient'), ('b', 'Perturbation'), ('b', 'Gradient')]
+    """
+    gradients: dict[tuple[Any, ...], list[Record]] = {}
+    values = set()
+    for r in records:
+        key = (r.path, r.name, r.call_index)
+        if type_name(r.var_type) == "Perturbation":
+            values.add(key)
+        elif type_name(r.var_type) == "Gradient":
+            gradients.setdefault(key, []).append(r)
+    ordered = []
+    for r in records:
+        key = (r.path, r.name, r.call_index)
+        if type_name(r.var_type) == "Gradient" and key in values:
+            continue  # placed after its value
+        ordered.append(r)
+        if type_name(r.var_type) == "Perturbation":
+            ordered += gradients.pop(key, [])
+    return ordered
 
 
 NOTHING_SOWED = "(nothing was sowed)"

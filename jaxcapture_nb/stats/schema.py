@@ -279,6 +279,24 @@ def with_derived(stats: dict[str, float]) -> dict[str, float]:
     return stats
 
 
+# What views call a value Flax's ``perturb`` marks and its gradient:
+# ``Module.perturb`` is how Flax records a gradient, so the value is an
+# activation and its gradient a gradient, whatever the Variable types' names.
+RECORD_KINDS = {"Perturbation": "activation", "Gradient": "gradient"}
+
+
+def kind_name(var_type: Any) -> str:
+    """How views name a record's kind: an activation or its gradient in words, any other type as :func:`type_name`.
+
+    Example:
+      >>> from flax import nnx
+      >>> kind_name(nnx.Perturbation), kind_name(nnx.Intermediate)
+      ('activation', 'Intermediate')
+    """
+    name = type_name(var_type)
+    return RECORD_KINDS.get(name, name)
+
+
 def type_name(var_type: Any) -> str:
     """How views name a record type: a collection name as it is, a Variable type by its class name.
 

@@ -9,7 +9,7 @@ from typing import Any
 import traitlets as t
 
 from jaxcapture_nb.core.wire import FillSite
-from jaxcapture_nb.stats.records import Record, flat_stats, format_table
+from jaxcapture_nb.stats.records import Record, flat_stats, format_table, values_beside_their_gradients
 from jaxcapture_nb.stats.schema import capture_columns
 from jaxcapture_nb.views import payload
 from jaxcapture_nb.views.base import FrontEndWidget
@@ -92,7 +92,7 @@ class CaptureView(FrontEndWidget, entry="capture_view.js", css="capture_view.css
     _heatmap_answered = t.Int(0).tag(sync=True)
 
     def __init__(self, capture: Any, **kwargs: Any):
-        records = capture.records
+        records = values_beside_their_gradients(capture.records)
         self._drawn: tuple[Any, ...] | None = None
         summaries = payload.host_summaries(records)
         found = find_site_fills(records, summaries, capture.bins)

@@ -30,7 +30,7 @@ from jaxcapture_nb.core.wire import CaptureSite
 from jaxcapture_nb.stats import schema
 from jaxcapture_nb.stats.pooling import pooled_counts, pooled_range
 from jaxcapture_nb.stats.records import Record, flat_stats, is_call_output, site_label, site_name
-from jaxcapture_nb.stats.schema import COLOURS, NAN_INDEX, NEGINF_INDEX, POSINF_INDEX, type_name
+from jaxcapture_nb.stats.schema import COLOURS, NAN_INDEX, NEGINF_INDEX, POSINF_INDEX, kind_name
 from jaxcapture_nb.stats.summary import Summary, stats_dtype
 from jaxcapture_nb.views.value_range import Fill, marks, packed
 
@@ -101,7 +101,7 @@ def site_rows(
                 "shown_name": site_name(r.path, r.name),
                 "label": site_label(r.path, r.name),
                 "call": r.call_index,
-                "type": type_name(r.var_type),
+                "type": kind_name(r.var_type),
                 "shape": list(r.shape) if r.shape is not None else None,
                 "dtype": r.dtype or "",
                 "note": "; ".join(filter(None, (note, split_note(r.value)))),
