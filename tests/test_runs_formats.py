@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jaxcapture_nb import JaxCaptureWarning, open_run, overlay_runs, summarize, watch
-from jaxcapture_nb.runs.saved import run_path, runs_in
+from jaxcapture_nb.runs.tensorboard.folders import run_path, runs_in
 from jaxcapture_nb.runs.tensorboard.event_file import framed
 
 pytest.importorskip("tensorboardX")

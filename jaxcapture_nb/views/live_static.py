@@ -44,7 +44,7 @@ def live_text(run: Run) -> str:
         # A notebook saved while the run went on keeps this picture, and
         # gets no word of how the run ended (its kernel may have died): it
         # says that it is a picture of a run still going.
-        going = not run.stream.ended
+        going = not run.ended
     if not series and not scalars:
         return "LiveView: nothing recorded yet"
     lines = [
