@@ -313,6 +313,10 @@ function onCardTool(view, event) {
   exportTable(button, table, group.label, group.kind || "scalar");
 }
 
+// The events Jupyter's widget manager gives a model whose kernel
+// connection ended (a restart, a shutdown): no traits, and no other host sends them.
+const HOST_CLOSE_EVENTS = ["comm:close", "comm_live_update"];
+
 /**
  * Watches for a silent kernel: a running watch's thread sends a beat (the
  * kernel's `_progress.beat`) every few seconds; a kernel that restarted or
@@ -348,13 +352,11 @@ function watchSilence(view) {
     state.silentFor = Math.max((performance.now() - heardAt) / 1000, 1);
     schedule(view);
   };
-  model.on("comm:close", onClosed);
-  model.on("comm_live_update", onClosed);
+  for (const name of HOST_CLOSE_EVENTS) model.on(name, onClosed);
   model.on("change:_progress", onProgress);
   return () => {
     model.off("change:_progress", onProgress);
-    model.off("comm:close", onClosed);
-    model.off("comm_live_update", onClosed);
+    for (const name of HOST_CLOSE_EVENTS) model.off(name, onClosed);
     clearInterval(timer);
   };
 }

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from jaxcapture_nb import JaxCaptureWarning, open_run, overlay_runs, summarize, watch
-from jaxcapture_nb.runs.tensorboard.folders import run_path, runs_in
 from jaxcapture_nb.runs.tensorboard.event_file import framed
+from jaxcapture_nb.runs.tensorboard.folders import run_path, runs_in
 
 pytest.importorskip("tensorboardX")
 pytest.importorskip("tensorboard")

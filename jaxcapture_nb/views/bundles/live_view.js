@@ -2366,6 +2366,7 @@ function onCardTool(view, event) {
   const table = isSite ? siteTable(members, stats) : scalarTable(members);
   exportTable(button, table, group.label, group.kind || "scalar");
 }
+var HOST_CLOSE_EVENTS = ["comm:close", "comm_live_update"];
 function watchSilence(view) {
   const { model, state } = view;
   let heardAt = performance.now();
@@ -2391,13 +2392,11 @@ function watchSilence(view) {
     state.silentFor = Math.max((performance.now() - heardAt) / 1e3, 1);
     schedule(view);
   };
-  model.on("comm:close", onClosed);
-  model.on("comm_live_update", onClosed);
+  for (const name of HOST_CLOSE_EVENTS) model.on(name, onClosed);
   model.on("change:_progress", onProgress);
   return () => {
     model.off("change:_progress", onProgress);
-    model.off("comm:close", onClosed);
-    model.off("comm_live_update", onClosed);
+    for (const name of HOST_CLOSE_EVENTS) model.off(name, onClosed);
     clearInterval(timer);
   };
 }
