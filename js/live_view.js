@@ -313,8 +313,9 @@ function onCardTool(view, event) {
   exportTable(button, table, group.label, group.kind || "scalar");
 }
 
-// The events Jupyter's widget manager gives a model whose kernel
-// connection ended (a restart, a shutdown): no traits, and no other host sends them.
+// The events Jupyter's widget manager (JupyterLab, Notebook 7) gives a
+// model whose kernel connection ended, on a restart or a shutdown: no
+// traits. A host that sends neither (marimo) leaves the beat to tell.
 const HOST_CLOSE_EVENTS = ["comm:close", "comm_live_update"];
 
 /**
