@@ -190,8 +190,7 @@ def _with_zeros_at_zero(
     """
     bins = cumulative.shape[1] - 1
     width = (hi - lo) / bins
-    # The bin a summary adds its zeros to (passes.with_zeros_in_their_bin).
-    b = np.clip(np.floor(-lo / width), 0, bins - 1).astype(np.intp)
+    b = bin_of_zero(lo, hi, bins)
     rows = np.arange(len(b))[:, None]
     start, end = cumulative[rows, b], cumulative[rows, b + 1]
     left = lo + b * width
@@ -206,6 +205,19 @@ def _with_zeros_at_zero(
         left + np.divide(spread, others, out=np.zeros_like(spread), where=others > 0) * width,
     )
     return np.where((zeros > 0) & (targets >= start) & (targets <= end), x, out)
+
+
+def bin_of_zero(lo: Any, hi: Any, bins: int) -> np.ndarray:
+    """The bin of each histogram that a summary adds its exact zeros to (see ``passes.with_zeros_in_their_bin``).
+
+    Example:
+      >>> bin_of_zero(np.array([-1.0, 0.0, 2.0]), np.array([3.0, 4.0, 5.0]), 4).tolist()
+      [1, 0, 0]
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+        at = np.nan_to_num(np.floor(-lo * (bins / (hi - lo))))  # as the summary computes it
+    return np.clip(at, 0, bins - 1).astype(np.intp)
 
 
 def _per_histogram(a: Any, lead: tuple[int, ...]) -> np.ndarray:

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from jaxcapture_nb.core.names import counted, html_name, shown_name
+from jaxcapture_nb.runs.rows import bin_of_zero
 from jaxcapture_nb.runs.run import Run
 from jaxcapture_nb.runs.series import EVALUATION, SiteSeries, kind_label
 from jaxcapture_nb.stats import schema
@@ -107,13 +108,10 @@ def _without_zeros(series: SiteSeries) -> tuple[np.ndarray, np.ndarray]:
     finite = hists.sum(axis=1)
     size = finite + row["nan"] + row["posinf"] + row["neginf"]
     zeros = np.nan_to_num(np.round(row["zero_pct"] / 100 * size))
-    width = (row["hi"] - row["lo"]) / series.bins
-    with np.errstate(divide="ignore", invalid="ignore"):
-        at = np.nan_to_num(np.floor(-row["lo"] / width))
-    bin_of_zero = np.clip(at, 0, series.bins - 1).astype(np.intp)
+    at = bin_of_zero(row["lo"], row["hi"], series.bins)
     steps = np.arange(n)
-    zeros = np.minimum(zeros, hists[steps, bin_of_zero])
-    hists[steps, bin_of_zero] -= zeros
+    zeros = np.minimum(zeros, hists[steps, at])
+    hists[steps, at] -= zeros
     shares = np.divide(zeros, finite, out=np.zeros(n), where=finite > 0)
     return hists, shares
 
