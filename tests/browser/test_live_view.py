@@ -390,7 +390,9 @@ def test_the_view_takes_its_statistics_bands_and_labels_from_the_schema(open_not
     assert shown["mean"].startswith("average ") and shown["zero_pct"] == "zeros % 0.0", shown
     assert shown["nan"] == "NaN 0", shown
     page.mouse.move(0, 0)
-    page.locator(".jcnb-live-detail").scroll_into_view_if_needed()
+    # Scrolled by the page itself: a redraw that replaces the detail between
+    # Playwright's look-up and its scroll would otherwise fail the test.
+    page.evaluate("() => document.querySelector('.jcnb-live-detail').scrollIntoView({block: 'nearest'})")
     screenshot(page, "live_view_schema_detail")
 
 
